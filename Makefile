@@ -1,0 +1,47 @@
+# Fleet: the Linux 6.12 LTS base named in BASE plus the quilt series in
+# series/patches/, with new files overlaid from kernel/ mm/ net/ ... .
+#
+#   make              build the Fleet kernel (out/bzImage, out/modules, out/manifest)
+#   make check        static checks, then every test suite in QEMU
+#   make check SUITES="fleet gidle"   only those suites
+#   make tree         prepare build/tree (base + overlay + series) for quilt work
+#   make vm ARGS="--smp 4 -- uname -a"   boot the built kernel, run a command
+#   make clean        remove build output (keeps the base and ccache caches)
+#
+# See README for set-up and the patch workflow.
+
+SHELL := /bin/bash
+export QUILT_PATCHES := $(CURDIR)/patches
+export QUILT_SERIES := $(CURDIR)/series
+
+.PHONY: all kernel tree check static tests vm clean distclean deps
+
+all: kernel
+
+deps:
+	@scripts/deps
+
+kernel: deps
+	@scripts/build
+
+tree: deps
+	@scripts/tree >/dev/null
+	@echo "build/tree: base $$(cat BASE) + overlay + series; use scripts/quilt there"
+
+check: kernel
+	@scripts/check $(if $(SUITES),--suites "$(SUITES)")
+
+static: kernel
+	@scripts/check --no-tests
+
+tests: kernel
+	@scripts/check --no-static $(if $(SUITES),--suites "$(SUITES)")
+
+vm:
+	@scripts/vm $(ARGS)
+
+clean:
+	rm -rf build/obj build/obj-base build/tests build/tests-obj build/vm build/results out
+
+distclean:
+	rm -rf build out
