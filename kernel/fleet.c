@@ -30,6 +30,7 @@ static ssize_t base_show(struct kobject *kobj, struct kobj_attribute *attr,
 {
 	return sysfs_emit(buf, "%s\n", FLEET_BASE);
 }
+
 static struct kobj_attribute base_attr = __ATTR_RO(base);
 
 /* A binary attribute: the list may be longer than one page. */
@@ -40,6 +41,7 @@ static ssize_t patches_read(struct file *file, struct kobject *kobj,
 	return memory_read_from_buffer(buf, count, &off, fleet_patches,
 				       sizeof(fleet_patches) - 1);
 }
+
 static BIN_ATTR_RO(patches, sizeof(fleet_patches) - 1);
 
 static struct attribute *fleet_attrs[] = {
