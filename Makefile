@@ -6,6 +6,7 @@
 #   make check SUITES="fleet gidle"   only those suites
 #   make tree         prepare build/tree (base + overlay + series) for quilt work
 #   make vm ARGS="--smp 4 -- uname -a"   boot the built kernel, run a command
+#   make export       self-contained mails in out/export (new files folded in)
 #   make clean        remove build output (keeps the base and ccache caches)
 #
 # See README for set-up and the patch workflow.
@@ -14,7 +15,7 @@ SHELL := /bin/bash
 export QUILT_PATCHES := $(CURDIR)/patches
 export QUILT_SERIES := $(CURDIR)/series
 
-.PHONY: all kernel tree check static tests vm clean distclean deps
+.PHONY: all kernel tree check static tests vm export clean distclean deps
 
 all: kernel
 
@@ -39,6 +40,9 @@ tests: kernel
 
 vm:
 	@scripts/vm $(ARGS)
+
+export:
+	@scripts/export $(if $(STATUS),--status "$(STATUS)")
 
 clean:
 	rm -rf build/obj build/obj-base build/tests build/tests-obj build/vm build/results out
