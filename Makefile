@@ -7,6 +7,7 @@
 #   make tree         prepare build/tree (base + overlay + series) for quilt work
 #   make vm ARGS="--smp 4 -- uname -a"   boot the built kernel, run a command
 #   make export       self-contained mails in out/export (new files folded in)
+#   make bench BENCH=swift   run bench/swift/run in the VM (shape: bench/swift/vm)
 #   make clean        remove build output (keeps the base and ccache caches)
 #
 # See README for set-up and the patch workflow.
@@ -15,7 +16,7 @@ SHELL := /bin/bash
 export QUILT_PATCHES := $(CURDIR)/patches
 export QUILT_SERIES := $(CURDIR)/series
 
-.PHONY: all kernel tree check static tests vm export clean distclean deps
+.PHONY: all kernel tree check static tests vm export bench clean distclean deps
 
 all: kernel
 
@@ -40,6 +41,11 @@ tests: kernel
 
 vm:
 	@scripts/vm $(ARGS)
+
+bench: kernel
+	@test -n "$(BENCH)" || { echo "make bench BENCH=<name>: one of $$(ls bench)"; exit 2; }
+	@scripts/vm $$(grep -v '^#' bench/$(BENCH)/vm 2>/dev/null || echo --smp 2) --timeout 3600 \
+		-- env FLEET_TOP=$(CURDIR) $(CURDIR)/bench/$(BENCH)/run
 
 export:
 	@scripts/export $(if $(STATUS),--status "$(STATUS)")

@@ -27,8 +27,8 @@
 #                            with pings every PING_INTERVAL s (OUT.ping) and
 #                            the bottleneck drops of the run (OUT.drops)
 #   incast CC FLOWS BYTES OUT
-#                            FLOWS synchronised streams (iperf3 -P) moving
-#                            FLOWS * BYTES in all: OUT.json, OUT.drops
+#                            FLOWS connections that all send BYTES at once
+#                            (swift_incast): OUT.txt, OUT.drops
 #
 # Exit status is non-zero on any failure, with a message on stderr. iperf3
 # missing is a failure, never a skip.
@@ -47,6 +47,8 @@ PORT=5201
 PING_INTERVAL=${PING_INTERVAL:-0.02}
 # Pings start this long after the flows so that the start-up is left out.
 PING_SKIP=${PING_SKIP:-2}
+# The incast helper (swift_incast.c), installed beside this script.
+INCAST=${SWIFT_INCAST:-$(dirname "${BASH_SOURCE[0]}")/swift_incast}
 
 topo_die() {
 	echo "topo.sh: $*" >&2
@@ -87,6 +89,8 @@ topo_up() {
 	topo_need
 	topo_down
 	ip netns add $NS_SND || topo_die "ip netns add failed"
+	# One chain: any step failing undoes the lot.
+	# shellcheck disable=SC2015
 	ip netns add $NS_RTR && ip netns add $NS_RCV &&
 	ip link add s-eth0 netns $NS_SND type veth peer name r-eth0 netns $NS_RTR &&
 	ip link add r-eth1 netns $NS_RTR type veth peer name d-eth0 netns $NS_RCV &&
@@ -125,7 +129,9 @@ topo_aqm() {
 		nsx $NS_RCV sysctl -qw net.ipv4.tcp_ecn=1
 		;;
 	fifo)
-		nsx $NS_RTR tc qdisc replace dev r-eth1 parent 10:1 handle 20: \
+		# Another handle than red's: replace then grafts a new qdisc
+		# (a qdisc cannot change its kind in place).
+		nsx $NS_RTR tc qdisc replace dev r-eth1 parent 10:1 handle 30: \
 			bfifo limit "$LIMIT" || topo_die "cannot add bfifo"
 		nsx $NS_SND sysctl -qw net.ipv4.tcp_ecn=2 &&
 		nsx $NS_RCV sysctl -qw net.ipv4.tcp_ecn=2
@@ -148,17 +154,20 @@ topo_drops() {
 		     END { if (!found) exit 1 }'
 }
 
+# RTT probes. ECT(0) (-Q 2) so that RED marks them as it marks DCTCP's
+# packets instead of dropping them; a fifo ignores the bits.
+PING_OPTS="-n -Q 2"
+
 topo_ping() {	# COUNT INTERVAL OUT
-	nsx $NS_SND ping -n -c "$1" -i "$2" -W 1 $RCV_ADDR >"$3" 2>&1
+	# shellcheck disable=SC2086 # PING_OPTS is a list
+	nsx $NS_SND ping $PING_OPTS -c "$1" -i "$2" -W 1 $RCV_ADDR >"$3" 2>&1
 }
 
 # Start a one-off iperf3 server in the receiver and wait until it listens.
 topo_server() {	# OUT
-	local i
-
 	nsx $NS_RCV iperf3 -s -1 -p $PORT >"$1.srv" 2>&1 &
 	srv_pid=$!
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		nsx $NS_RCV ss -Hltn "sport = :$PORT" 2>/dev/null | grep -q . &&
 			return 0
 		kill -0 $srv_pid 2>/dev/null || break
@@ -176,7 +185,7 @@ topo_run() {	# CC FLOWS SECS OUT
 	d0=$(topo_drops) || topo_die "cannot read qdisc drops"
 	topo_server "$out"
 	npings=$(awk -v s="$secs" -v k="$PING_SKIP" -v i="$PING_INTERVAL" \
-		'BEGIN { n = int((s - k - 1) / i); print n > 10 ? n : 10 }')
+		'BEGIN { n = int((s - k - 1) / i); print (n > 10 ? n : 10) }')
 	( sleep "$PING_SKIP"; topo_ping "$npings" "$PING_INTERVAL" "$out.ping" ) &
 	ping_pid=$!
 	nsx $NS_SND iperf3 -c $RCV_ADDR -p $PORT -C "$cc" -P "$flows" \
@@ -193,31 +202,34 @@ topo_incast() {	# CC FLOWS BYTES OUT
 	local cc=$1 flows=$2 bytes=$3 out=$4
 	local d0 d1 rc
 
-	topo_need
+	[ -x "$INCAST" ] || topo_die "no incast helper at $INCAST"
 	d0=$(topo_drops) || topo_die "cannot read qdisc drops"
-	topo_server "$out"
-	nsx $NS_SND iperf3 -c $RCV_ADDR -p $PORT -C "$cc" -P "$flows" \
-		-n $((flows * bytes)) -J >"$out.json" 2>"$out.err"
+	"$INCAST" -c "$cc" -n "$flows" -b "$bytes" -s $NS_SND -r $NS_RCV \
+		-a $RCV_ADDR -t 60 >"$out.txt" 2>"$out.err"
 	rc=$?
-	wait $srv_pid 2>/dev/null
 	d1=$(topo_drops) || topo_die "cannot read qdisc drops"
 	echo $((d1 - d0)) >"$out.drops"
-	[ $rc -eq 0 ] || topo_die "iperf3 -C $cc failed ($rc): $(cat "$out.err") $(grep '"error"' "$out.json")"
+	[ $rc -eq 0 ] || topo_die "incast -C $cc failed ($rc): $(cat "$out.err") $(tail -n 1 "$out.txt")"
+}
+
+topo_usage() {
+	sed -n '/^# Usage/,/^# Exit/p' "${BASH_SOURCE[0]}" >&2
+	exit 2
 }
 
 topo_main() {
 	local cmd=${1:-}
 
 	[ $# -gt 0 ] && shift
-	case $cmd in
-	up) [ $# -eq 0 ] && topo_up ;;
-	down) [ $# -eq 0 ] && topo_down ;;
-	aqm) [ $# -eq 1 ] && topo_aqm "$@" ;;
-	drops) [ $# -eq 0 ] && topo_drops ;;
-	ping) [ $# -eq 3 ] && topo_ping "$@" ;;
-	run) [ $# -eq 4 ] && topo_run "$@" ;;
-	incast) [ $# -eq 4 ] && topo_incast "$@" ;;
-	*) sed -n '/^# Usage/,/^# Exit/p' "$0" >&2; exit 2 ;;
+	case $cmd:$# in
+	up:0) topo_up ;;
+	down:0) topo_down ;;
+	aqm:1) topo_aqm "$@" ;;
+	drops:0) topo_drops ;;
+	ping:3) topo_ping "$@" ;;
+	run:4) topo_run "$@" ;;
+	incast:4) topo_incast "$@" ;;
+	*) topo_usage ;;
 	esac
 }
 

@@ -1,0 +1,720 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * TCP Swift (net/ipv4/tcp_swift.c, Documentation/networking/tcp-swift.rst):
+ * the module and its parameters, then Swift flows through an emulated
+ * 50 Mbit/s bottleneck with a 1 MB buffer and 1 ms of delay (topo.sh):
+ * throughput, queueing delay against CUBIC, fairness among Swift flows and
+ * a 16-to-1 incast (swift_incast).
+ *
+ * Runs as root. iperf3, iproute2 and ping are required: a missing tool is
+ * a failure, not a skip.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* The harness's SIGALRM handler has an unused parameter (-Wextra). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "../../kselftest_harness.h"
+#pragma GCC diagnostic pop
+
+#define PARAM_DIR	"/sys/module/tcp_swift/parameters/"
+#define AVAIL_CC	"/proc/sys/net/ipv4/tcp_available_congestion_control"
+#define SEP		" \n"		/* between the names in AVAIL_CC */
+
+/*
+ * The bottleneck of topo.sh: tbf at 50 Mbit/s counts whole Ethernet frames
+ * (1514 bytes for 1448 bytes of TCP payload with timestamps), so the most
+ * an iperf3 receiver can see is 50 * 1448 / 1514 = 47.8 Mbit/s of goodput.
+ * Utilisation is goodput over that.
+ */
+#define RATE_BPS	50e6
+#define GOODPUT_MAX_BPS	(RATE_BPS * 1448 / 1514)
+#define RUN_SECS	10
+
+/*
+ * Swift's base target for this path. The delay Swift reacts to is the RTT
+ * TCP measures per ACK: the 1 ms of netem, the 50 Mbit/s serialisation and
+ * the time the TCG guest takes to forward and ACK, ~1.2-2 ms in all when
+ * idle, with jitter of several ms under load (host scheduling of the vCPUs).
+ * The default (100 us) is below that base RTT, so every sample would be
+ * above the target and the window would stay at its minimum. The target is
+ * the median idle ping RTT plus a margin for the jitter. Measured with one
+ * flow in an idle 2-vCPU TCG guest: a 2 ms margin gave 90% of the goodput
+ * bound, 3 ms 89%, 5 ms 98% (ping median 4.9 ms against 133 ms under
+ * CUBIC). 5 ms is ~30 packets of queue at 50 Mbit/s, still ~1/30 of the
+ * 160 ms that CUBIC builds in the 1 MB buffer.
+ */
+#define TARGET_MARGIN_US	5000
+#define IDLE_PINGS		50
+
+/* Thresholds. */
+#define MIN_UTIL		0.90	/* one Swift flow */
+#define MIN_UTIL_SHARED		0.80	/* four Swift flows together */
+#define MAX_DELAY_RATIO		4	/* cubic's median RTT / Swift's */
+#define MAX_SWIFT_MEDIAN_MS	20.0
+#define MIN_CUBIC_MEDIAN_MS	40.0	/* the buffer did fill */
+#define MIN_JAIN		0.90
+#define INCAST_FLOWS		16
+#define INCAST_BYTES		(256 * 1024)
+
+/* Run a shell command; its exit status, or -1 if it did not exit. */
+static int sh(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	fflush(stdout);
+	fflush(stderr);
+	st = system(cmd);
+	if (st == -1 || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+static char *slurp(const char *path)
+{
+	size_t len = 0, cap = 1 << 16;
+	char *buf = malloc(cap + 1), *nbuf;
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0 || !buf) {
+		free(buf);
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	while ((n = read(fd, buf + len, cap - len)) > 0) {
+		len += n;
+		if (len == cap) {
+			cap *= 2;
+			nbuf = realloc(buf, cap + 1);
+			if (!nbuf)
+				break;
+			buf = nbuf;
+		}
+	}
+	close(fd);
+	buf[len] = '\0';
+	return buf;
+}
+
+/* The directory of this executable, where topo.sh and swift_incast are. */
+static void self_dir(char *out, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", out, len - 1);
+	char *slash;
+
+	if (n <= 0) {
+		snprintf(out, len, ".");
+		return;
+	}
+	out[n] = '\0';
+	slash = strrchr(out, '/');
+	if (slash)
+		*slash = '\0';
+}
+
+/*
+ * Every ping turns net timestamping on and, when it ends, off again: the
+ * static key netstamp_needed_key, so kernel text is rewritten (int3 and
+ * text_poke) each time a ping starts or stops. In the multi-threaded TCG
+ * guest that rewriting races with the other vCPU running the same code
+ * (netif_rx_internal) and the kernel dies with "Oops: int3". One socket
+ * asking for timestamps for the whole run keeps the key on, so pings no
+ * longer flip it.
+ */
+static int netstamp_keeper = -1;
+
+static void __attribute__((constructor)) keep_netstamp_on(void)
+{
+	int one = 1;
+
+	netstamp_keeper = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (netstamp_keeper >= 0)
+		setsockopt(netstamp_keeper, SOL_SOCKET, SO_TIMESTAMP, &one,
+			   sizeof(one));
+}
+
+/* ---- module parameters ---- */
+
+struct swift_param {
+	const char *name;
+	unsigned long min, max;
+};
+
+/* The ranges of net/ipv4/tcp_swift.c. */
+static const struct swift_param params[] = {
+	{ "base_target_us",	1,	1000000 },
+	{ "ai",			1,	100000 },
+	{ "beta",		1,	1000 },
+	{ "max_mdf",		1,	1000 },
+	{ "fs_range_us",	0,	1000000 },
+	{ "fs_min_cwnd",	1,	1000000 },
+	{ "fs_max_cwnd",	1,	1000000000 },
+};
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
+#define NPARAMS		ARRAY_SIZE(params)
+
+static int param_read(const char *name, unsigned long *val)
+{
+	char path[256], buf[64], *end;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), PARAM_DIR "%s", name);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	errno = 0;
+	*val = strtoul(buf, &end, 10);
+	if (errno || end == buf || (*end && *end != '\n'))
+		return -EIO;
+	return 0;
+}
+
+/* Write len bytes of s in one write(); 0 or -errno. */
+static int param_write(const char *name, const char *s, size_t len)
+{
+	char path[256];
+	ssize_t n;
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), PARAM_DIR "%s", name);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, len);
+	if (n < 0)
+		err = -errno;
+	else if ((size_t)n != len)
+		err = -EIO;
+	close(fd);
+	return err;
+}
+
+static int param_set(const char *name, unsigned long val)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%lu\n", val);
+	return param_write(name, buf, strlen(buf));
+}
+
+/* ---- iperf3 JSON (cJSON's layout, as iperf3 -J prints it) ---- */
+
+/* The value of the next "key" in [p, end) whose value starts with one of
+ * the characters of first (or anything if first is NULL).
+ */
+static const char *json_val(const char *p, const char *end, const char *key,
+			    const char *first)
+{
+	char pat[64];
+	size_t plen;
+
+	snprintf(pat, sizeof(pat), "\"%s\"", key);
+	plen = strlen(pat);
+	while (p && (p = strstr(p, pat)) && (!end || p < end)) {
+		const char *v = p + plen;
+
+		v += strspn(v, " \t\r\n");
+		if (*v == ':') {
+			v++;
+			v += strspn(v, " \t\r\n");
+			if (!first || (*v && strchr(first, *v)))
+				return v;
+		}
+		p += plen;
+	}
+	return NULL;
+}
+
+static bool json_num(const char *p, const char *end, const char *key,
+		     double *out)
+{
+	const char *v = json_val(p, end, key, "-0123456789");
+	char *e;
+
+	if (!v)
+		return false;
+	*out = strtod(v, &e);
+	return e != v;
+}
+
+struct iperf {
+	double bps;			/* end.sum_received.bits_per_second */
+	double retrans;			/* end.sum_sent.retransmits */
+	int nflows;
+	double flow_bps[64];		/* end.streams[].receiver */
+	char cc[32];			/* end.sender_tcp_congestion */
+};
+
+static int iperf_parse(const char *path, struct iperf *r)
+{
+	const char *end, *streams, *sum_sent, *sum_rcvd, *p, *cc;
+	char *buf = slurp(path);
+	int ret = -1;
+
+	memset(r, 0, sizeof(*r));
+	if (!buf)
+		return -1;
+	/* The top-level "end" is the first whose value is an object. */
+	end = json_val(buf, NULL, "end", "{");
+	if (!end)
+		goto out;
+	streams = json_val(end, NULL, "streams", "[");
+	sum_sent = json_val(end, NULL, "sum_sent", "{");
+	sum_rcvd = json_val(end, NULL, "sum_received", "{");
+	if (!streams || !sum_sent || !sum_rcvd || sum_sent < streams)
+		goto out;
+	for (p = streams; r->nflows < 64; r->nflows++) {
+		p = json_val(p, sum_sent, "receiver", "{");
+		if (!p || !json_num(p, sum_sent, "bits_per_second",
+				    &r->flow_bps[r->nflows]))
+			break;
+	}
+	if (!json_num(sum_rcvd, NULL, "bits_per_second", &r->bps) ||
+	    !json_num(sum_sent, NULL, "retransmits", &r->retrans))
+		goto out;
+	cc = json_val(end, NULL, "sender_tcp_congestion", "\"");
+	if (cc)
+		sscanf(cc + 1, "%31[^\"]", r->cc);
+	ret = 0;
+out:
+	free(buf);
+	return ret;
+}
+
+/* ---- ping ---- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* RTT samples ("time=X ms") of a ping log, sorted; the count, or -1. */
+static int ping_parse(const char *path, double *rtt, int max)
+{
+	char *buf = slurp(path), *p;
+	int n = 0;
+
+	if (!buf)
+		return -1;
+	for (p = buf; n < max && (p = strstr(p, "time=")); p += 5)
+		rtt[n++] = strtod(p + 5, NULL);
+	free(buf);
+	qsort(rtt, n, sizeof(*rtt), cmp_double);
+	return n;
+}
+
+static double median(const double *sorted, int n)
+{
+	if (n <= 0)
+		return -1;
+	return n & 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+}
+
+static double jain(const double *x, int n)
+{
+	double s = 0, s2 = 0;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		s += x[i];
+		s2 += x[i] * x[i];
+	}
+	return s2 > 0 ? s * s / (n * s2) : 0;
+}
+
+static long read_long(const char *path)
+{
+	char *buf = slurp(path), *e;
+	long v;
+
+	if (!buf)
+		return -1;
+	v = strtol(buf, &e, 10);
+	if (e == buf)
+		v = -1;
+	free(buf);
+	return v;
+}
+
+/* ---- module ---- */
+
+FIXTURE(module) {
+	unsigned long saved[NPARAMS];
+	bool saved_ok;
+};
+
+/* Load the module and save every parameter, restored by the teardown. */
+FIXTURE_SETUP(module)
+{
+	unsigned int i;
+
+	ASSERT_EQ(0, sh("modprobe tcp_swift"))
+		TH_LOG("modprobe tcp_swift failed (CONFIG_TCP_CONG_SWIFT=m?)");
+	self->saved_ok = true;
+	for (i = 0; i < NPARAMS; i++)
+		if (param_read(params[i].name, &self->saved[i]))
+			self->saved_ok = false;
+}
+
+FIXTURE_TEARDOWN(module)
+{
+	unsigned int i;
+
+	for (i = 0; self->saved_ok && i < NPARAMS; i++)
+		param_set(params[i].name, self->saved[i]);
+}
+
+TEST_F_TIMEOUT(module, load_and_select, 120)
+{
+	char got[32] = "", *avail, *tok, *save;
+	socklen_t len = sizeof(got);
+	bool listed = false;
+	struct stat st;
+	int fd;
+
+	ASSERT_EQ(0, stat("/sys/module/tcp_swift", &st));
+	avail = slurp(AVAIL_CC);
+	ASSERT_NE(NULL, avail) TH_LOG("cannot read " AVAIL_CC);
+	for (tok = strtok_r(avail, SEP, &save); tok;
+	     tok = strtok_r(NULL, SEP, &save))
+		if (!strcmp(tok, "swift"))
+			listed = true;
+	free(avail);
+	EXPECT_TRUE(listed) TH_LOG("swift not in " AVAIL_CC);
+
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, "swift", 5))
+		TH_LOG("setsockopt(TCP_CONGESTION, swift): %s",
+		       strerror(errno));
+	ASSERT_EQ(0, getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, got, &len));
+	EXPECT_STREQ("swift", got);
+	/* An unknown name is refused and leaves swift in place. */
+	EXPECT_EQ(-1, setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, "nosuchcc",
+				 8));
+	EXPECT_EQ(ENOENT, errno);
+	len = sizeof(got);
+	memset(got, 0, sizeof(got));
+	ASSERT_EQ(0, getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, got, &len));
+	EXPECT_STREQ("swift", got);
+	close(fd);
+}
+
+/*
+ * Out-of-range and malformed values of one parameter fail with EINVAL and
+ * leave it as it was; valid ones are taken and read back. Restores saved.
+ */
+static void check_param(struct __test_metadata *_metadata,
+			const struct swift_param *p, unsigned long saved)
+{
+	/* "\n" is what `echo "" >` writes: an empty value. A write of 0
+	 * bytes never reaches the module (sysfs returns 0 for it).
+	 */
+	static const char * const garbage[] = {
+		"4294967296", "abc", "-1", "\n", " ", "12abc", "1.5",
+	};
+	char bad[2][32], buf[32];
+	unsigned long v, valid;
+	unsigned int j;
+	int err;
+
+	/* Below 0 is "-1", among the garbage. */
+	snprintf(bad[0], sizeof(bad[0]), "%lu", p->min ? p->min - 1 : p->max + 1);
+	snprintf(bad[1], sizeof(bad[1]), "%lu", p->max + 1);
+	for (j = 0; j < 2 + ARRAY_SIZE(garbage); j++) {
+		const char *s = j < 2 ? bad[j] : garbage[j - 2];
+
+		err = param_write(p->name, s, strlen(s));
+		EXPECT_EQ(-EINVAL, err)
+			TH_LOG("%s: writing \"%s\" gave %d", p->name, s, err);
+		ASSERT_EQ(0, param_read(p->name, &v));
+		EXPECT_EQ(saved, v) TH_LOG("%s changed by \"%s\"", p->name, s);
+	}
+
+	/* A limit, and a value between without a newline, are taken. */
+	valid = saved == p->min ? p->max : p->min;
+	EXPECT_EQ(0, param_set(p->name, valid)) TH_LOG("%s", p->name);
+	ASSERT_EQ(0, param_read(p->name, &v));
+	EXPECT_EQ(valid, v) TH_LOG("%s", p->name);
+	valid = p->min + (p->max - p->min) / 3;
+	snprintf(buf, sizeof(buf), "%lu", valid);
+	EXPECT_EQ(0, param_write(p->name, buf, strlen(buf)));
+	ASSERT_EQ(0, param_read(p->name, &v));
+	EXPECT_EQ(valid, v) TH_LOG("%s", p->name);
+
+	EXPECT_EQ(0, param_set(p->name, saved));
+	ASSERT_EQ(0, param_read(p->name, &v));
+	EXPECT_EQ(saved, v) TH_LOG("%s not restored", p->name);
+}
+
+TEST_F_TIMEOUT(module, invalid_params_refused, 120)
+{
+	unsigned int i;
+
+	ASSERT_TRUE(self->saved_ok) TH_LOG("cannot read " PARAM_DIR "*");
+	for (i = 0; i < NPARAMS; i++)
+		check_param(_metadata, &params[i], self->saved[i]);
+}
+
+/* ---- the emulated path ---- */
+
+FIXTURE(path) {
+	char dir[64];			/* results of the runs */
+	char topo[PATH_MAX];
+	bool dir_made, up, restore_target;
+	unsigned long saved_target;
+	unsigned long target_us;
+};
+
+static void path_cleanup(FIXTURE_DATA(path) *self)
+{
+	if (self->up)
+		sh("bash %s down", self->topo);
+	self->up = false;
+	if (self->restore_target)
+		param_set("base_target_us", self->saved_target);
+	self->restore_target = false;
+	if (self->dir_made)
+		sh("rm -rf %s", self->dir);
+	self->dir_made = false;
+}
+
+/* Assert in the set-up, undoing what it did first: the harness does not
+ * run the teardown when the set-up fails.
+ */
+#define SETUP_ASSERT(cond, fmt, ...) do {				\
+	bool __ok = (cond);						\
+	if (!__ok)							\
+		path_cleanup(self);					\
+	ASSERT_TRUE(__ok) TH_LOG(fmt, ##__VA_ARGS__);			\
+} while (0)
+
+FIXTURE_SETUP(path)
+{
+	double rtt[IDLE_PINGS];
+	char dir[PATH_MAX - 16], out[PATH_MAX];
+	int n;
+
+	memset(self, 0, sizeof(*self));
+	self_dir(dir, sizeof(dir));
+	snprintf(self->topo, sizeof(self->topo), "%s/topo.sh", dir);
+	SETUP_ASSERT(!access(self->topo, R_OK), "no %s", self->topo);
+	SETUP_ASSERT(!sh("command -v iperf3 >/dev/null"),
+		     "iperf3 is not installed: it is required (scripts/deps)");
+	SETUP_ASSERT(!sh("modprobe tcp_swift"), "modprobe tcp_swift failed");
+
+	snprintf(self->dir, sizeof(self->dir), "/tmp/swift_test.XXXXXX");
+	SETUP_ASSERT(mkdtemp(self->dir), "mkdtemp: %s", strerror(errno));
+	self->dir_made = true;
+
+	SETUP_ASSERT(!param_read("base_target_us", &self->saved_target),
+		     "cannot read base_target_us");
+	self->up = true;
+	SETUP_ASSERT(!sh("bash %s up", self->topo), "topo.sh up failed");
+
+	/* Base RTT of the idle path, as in the comment of TARGET_MARGIN_US. */
+	snprintf(out, sizeof(out), "%s/idle.ping", self->dir);
+	sh("bash %s ping %d 0.02 %s", self->topo, IDLE_PINGS, out);
+	n = ping_parse(out, rtt, IDLE_PINGS);
+	SETUP_ASSERT(n >= IDLE_PINGS * 8 / 10, "only %d idle pings of %d",
+		     n, IDLE_PINGS);
+	self->target_us = (unsigned long)(median(rtt, n) * 1000) +
+			  TARGET_MARGIN_US;
+	self->restore_target = true;
+	SETUP_ASSERT(!param_set("base_target_us", self->target_us),
+		     "cannot set base_target_us");
+	TH_LOG("idle RTT median %.3f ms (min %.3f, max %.3f): base_target_us=%lu",
+	       median(rtt, n), rtt[0], rtt[n - 1], self->target_us);
+}
+
+FIXTURE_TEARDOWN(path)
+{
+	path_cleanup(self);
+}
+
+struct flow_run {
+	struct iperf ip;
+	double rtt[2048];
+	int nrtt;
+	double rtt_median;
+	long drops;
+};
+
+/* iperf3 -C cc -P flows for RUN_SECS, with pings; false on failure. */
+static bool run_flows(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(path) *self, const char *cc, int flows,
+		      struct flow_run *r)
+{
+	char out[PATH_MAX - 8], path[PATH_MAX];
+
+	memset(r, 0, sizeof(*r));
+	snprintf(out, sizeof(out), "%s/%s-%d", self->dir, cc, flows);
+	if (sh("bash %s run %s %d %d %s", self->topo, cc, flows, RUN_SECS,
+	       out)) {
+		TH_LOG("topo.sh run %s %d failed", cc, flows);
+		return false;
+	}
+	snprintf(path, sizeof(path), "%s.json", out);
+	if (iperf_parse(path, &r->ip)) {
+		TH_LOG("cannot parse %s", path);
+		return false;
+	}
+	snprintf(path, sizeof(path), "%s.ping", out);
+	r->nrtt = ping_parse(path, r->rtt, 2048);
+	r->rtt_median = median(r->rtt, r->nrtt);
+	snprintf(path, sizeof(path), "%s.drops", out);
+	r->drops = read_long(path);
+	TH_LOG("%s x%d: %.2f Mbit/s (%.1f%% of %.2f), %d RTT samples, median %.2f ms, drops %ld, retransmits %.0f",
+	       r->ip.cc, flows, r->ip.bps / 1e6,
+	       100 * r->ip.bps / GOODPUT_MAX_BPS, GOODPUT_MAX_BPS / 1e6,
+	       r->nrtt, r->rtt_median, r->drops, r->ip.retrans);
+	if (strcmp(r->ip.cc, cc)) {
+		TH_LOG("iperf3 ran %s, not %s", r->ip.cc, cc);
+		return false;
+	}
+	if (r->ip.nflows != flows) {
+		TH_LOG("%d streams in the iperf3 result, not %d",
+		       r->ip.nflows, flows);
+		return false;
+	}
+	return r->drops >= 0;
+}
+
+/* 3: one Swift flow fills the bottleneck. */
+TEST_F_TIMEOUT(path, single_flow_throughput, 300)
+{
+	struct flow_run r;
+
+	ASSERT_TRUE(run_flows(_metadata, self, "swift", 1, &r));
+	EXPECT_GE(r.ip.bps, MIN_UTIL * GOODPUT_MAX_BPS)
+		TH_LOG("swift: %.2f Mbit/s, below %.0f%% of %.2f",
+		       r.ip.bps / 1e6, 100 * MIN_UTIL, GOODPUT_MAX_BPS / 1e6);
+}
+
+/* 4: Swift keeps the queue short where CUBIC fills the buffer. */
+TEST_F_TIMEOUT(path, queueing_delay_vs_cubic, 300)
+{
+	static struct flow_run s, c;
+
+	ASSERT_TRUE(run_flows(_metadata, self, "swift", 1, &s));
+	ASSERT_TRUE(run_flows(_metadata, self, "cubic", 1, &c));
+	ASSERT_GE(s.nrtt, 100) TH_LOG("too few RTT samples during swift");
+	ASSERT_GE(c.nrtt, 100) TH_LOG("too few RTT samples during cubic");
+	/* Without a full buffer under CUBIC the comparison means nothing. */
+	ASSERT_GE(c.rtt_median, MIN_CUBIC_MEDIAN_MS)
+		TH_LOG("cubic median RTT %.2f ms: the bottleneck queue did not build",
+		       c.rtt_median);
+	EXPECT_LE(s.rtt_median * MAX_DELAY_RATIO, c.rtt_median)
+		TH_LOG("swift median RTT %.2f ms, cubic %.2f ms",
+		       s.rtt_median, c.rtt_median);
+	EXPECT_LE(s.rtt_median, MAX_SWIFT_MEDIAN_MS);
+	/* A short queue from an idle sender proves nothing. */
+	EXPECT_GE(s.ip.bps, 0.5 * c.ip.bps)
+		TH_LOG("swift %.2f Mbit/s, cubic %.2f", s.ip.bps / 1e6,
+		       c.ip.bps / 1e6);
+}
+
+/* 5: four Swift flows share the bottleneck fairly. */
+TEST_F_TIMEOUT(path, four_flow_fairness, 300)
+{
+	struct flow_run r;
+	double j;
+	int i;
+
+	ASSERT_TRUE(run_flows(_metadata, self, "swift", 4, &r));
+	for (i = 0; i < r.ip.nflows; i++)
+		TH_LOG("flow %d: %.2f Mbit/s", i, r.ip.flow_bps[i] / 1e6);
+	j = jain(r.ip.flow_bps, r.ip.nflows);
+	TH_LOG("Jain's index %.3f", j);
+	EXPECT_GE(j, MIN_JAIN);
+	EXPECT_GE(r.ip.bps, MIN_UTIL_SHARED * GOODPUT_MAX_BPS)
+		TH_LOG("4 swift flows: %.2f Mbit/s in all", r.ip.bps / 1e6);
+}
+
+struct incast_run {
+	int completed;
+	long retrans;
+	long drops;
+	double max_fct_ms;
+};
+
+static bool run_incast(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(path) *self, const char *cc,
+		       struct incast_run *r)
+{
+	char out[PATH_MAX - 8], path[PATH_MAX], *buf, *p;
+	unsigned long long fct;
+	int rc, flows;
+
+	memset(r, 0, sizeof(*r));
+	r->completed = -1;
+	snprintf(out, sizeof(out), "%s/incast-%s", self->dir, cc);
+	rc = sh("bash %s incast %s %d %d %s", self->topo, cc, INCAST_FLOWS,
+		INCAST_BYTES, out);
+	snprintf(path, sizeof(path), "%s.txt", out);
+	buf = slurp(path);
+	p = buf ? strstr(buf, "\nincast ") : NULL;
+	if (!p || sscanf(p, "\nincast cc %*s flows %d bytes %*u completed %d max_fct_us %llu retrans %ld",
+			 &flows, &r->completed, &fct, &r->retrans) != 4) {
+		free(buf);
+		TH_LOG("incast %s failed (%d), no summary in %s", cc, rc, path);
+		return false;
+	}
+	free(buf);
+	r->max_fct_ms = fct / 1000.0;
+	snprintf(path, sizeof(path), "%s.drops", out);
+	r->drops = read_long(path);
+	TH_LOG("incast %s: %d/%d completed in %.1f ms, drops %ld, retransmits %ld",
+	       cc, r->completed, flows, r->max_fct_ms, r->drops, r->retrans);
+	return rc == 0 && r->drops >= 0 && flows == INCAST_FLOWS;
+}
+
+/* 6: 16 senders at once to one receiver, each 256 KB. */
+TEST_F_TIMEOUT(path, incast_16_to_1, 300)
+{
+	struct incast_run s, c;
+
+	EXPECT_TRUE(run_incast(_metadata, self, "swift", &s));
+	EXPECT_TRUE(run_incast(_metadata, self, "cubic", &c));
+	EXPECT_EQ(INCAST_FLOWS, s.completed);
+	EXPECT_EQ(INCAST_FLOWS, c.completed);
+	ASSERT_LE(0, s.drops);
+	ASSERT_LE(0, c.drops);
+	EXPECT_LE(s.drops, c.drops)
+		TH_LOG("swift dropped %ld at the bottleneck, cubic %ld",
+		       s.drops, c.drops);
+}
+
+TEST_HARNESS_MAIN
