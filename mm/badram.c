@@ -1,0 +1,686 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * BadRAM: keep physical memory that is known to be bad away from the page
+ * allocator, from boot on, and tell user space what is bad so that the
+ * list can be carried into the next boot.
+ *
+ * A pattern is an address and a mask, as in the BadRAM patches of Rick van
+ * Rein: it names every physical address A with (A & mask) == (addr & mask).
+ * A page is bad when any address in it matches, so only the mask bits at
+ * and above PAGE_SHIFT matter.  Patterns come from badram= on the command
+ * line and from the file kernel/badram in an uncompressed cpio archive at
+ * the start of the initrd (the way early CPU microcode is found), which has
+ * room for lists far beyond the command line.
+ *
+ * The architecture calls badram_reserve() once memblock knows the memory
+ * map, the direct map is up and the initrd is reserved, before any memory
+ * is released to the page allocator.  Every pattern is turned into the
+ * ranges of pages it matches in memblock.memory, the ranges are sorted and
+ * merged and reserved with memblock, so that no matching page ever becomes
+ * a free page.  Pages that early boot had already allocated before that
+ * point are counted and reported, not reclaimed.
+ *
+ * Hostile input is refused, never obeyed into a dead machine: a malformed
+ * token invalidates its pair, patterns that would take more than half of
+ * memory or more than BADRAM_MAX_RANGES ranges are ignored, each with a
+ * warning naming it.
+ *
+ * /sys/kernel/mm/badram/ lists the patterns applied at boot and every page
+ * that is hardware-poisoned (soft or hard offlined) now, in the same
+ * syntax; see Documentation/admin-guide/mm/badram.rst.
+ */
+#define pr_fmt(fmt) "badram: " fmt
+
+#include <linux/badram.h>
+#include <linux/bitops.h>
+#include <linux/ctype.h>
+#include <linux/earlycpio.h>
+#include <linux/init.h>
+#include <linux/initrd.h>
+#include <linux/kernel.h>
+#include <linux/kobject.h>
+#include <linux/memblock.h>
+#include <linux/memory_hotplug.h>
+#include <linux/minmax.h>
+#include <linux/mm.h>
+#include <linux/page-flags.h>
+#include <linux/pfn.h>
+#include <linux/sched.h>
+#include <linux/sched/clock.h>
+#include <linux/sort.h>
+#include <linux/string.h>
+#include <linux/sysfs.h>
+
+#define BADRAM_INITRD_PATH	"kernel/badram"
+#define BADRAM_MAX_PARAMS	16		/* badram= on the command line */
+#define BADRAM_MAX_RANGES	BIT(20)		/* disjoint ranges at boot */
+#define BADRAM_TOKEN_MAX	24
+#define BADRAM_CHUNK		64		/* ranges per streaming step */
+/* One line of the sysfs lists: "0x%016llx,0x%016llx\n". */
+#define BADRAM_LINE_LEN		38
+
+struct badram_pattern {
+	u64 addr;		/* always addr & mask */
+	u64 mask;
+};
+
+struct badram_range {
+	unsigned long start;	/* first pfn */
+	unsigned long end;	/* pfn after the last */
+};
+
+struct badram_src {
+	const char *name;
+	const char *buf;
+	size_t len;
+};
+
+static char *badram_params[BADRAM_MAX_PARAMS] __initdata;
+static unsigned int badram_nr_params __initdata;
+
+static struct badram_pattern *badram_patterns __ro_after_init;
+static unsigned long badram_nr_patterns __ro_after_init;
+static unsigned long badram_nr_rejected __ro_after_init;
+static unsigned long badram_pages __ro_after_init;
+static unsigned long badram_early_pages __ro_after_init;
+
+static int __init badram_setup(char *str)
+{
+	if (!str || !*str) {
+		pr_warn("empty badram= ignored\n");
+		return 0;
+	}
+	if (badram_nr_params == BADRAM_MAX_PARAMS) {
+		pr_warn("more than %d badram= parameters, \"%.32s\" ignored: use the initrd list\n",
+			BADRAM_MAX_PARAMS, str);
+		return 0;
+	}
+	badram_params[badram_nr_params++] = str;
+	return 0;
+}
+early_param("badram", badram_setup);
+
+static bool __init badram_is_sep(char c)
+{
+	return c == ',' || c == '\0' || isspace(c);
+}
+
+/*
+ * The next token of @buf from *@pos on: tokens are separated by commas and
+ * white space, and '#' comments out the rest of a line.  Returns the
+ * token's length, 0 at the end of @buf.
+ */
+static size_t __init badram_next_token(const char *buf, size_t len,
+				       size_t *pos, const char **tok)
+{
+	size_t i = *pos, start;
+
+	for (;;) {
+		while (i < len && badram_is_sep(buf[i]))
+			i++;
+		if (i < len && buf[i] == '#') {
+			while (i < len && buf[i] != '\n')
+				i++;
+			continue;
+		}
+		break;
+	}
+	start = i;
+	while (i < len && !badram_is_sep(buf[i]) && buf[i] != '#')
+		i++;
+	*pos = i;
+	*tok = buf + start;
+	return i - start;
+}
+
+static bool __init badram_parse_u64(const char *tok, size_t n, u64 *val)
+{
+	char num[BADRAM_TOKEN_MAX + 1];
+
+	if (n > BADRAM_TOKEN_MAX)
+		return false;
+	memcpy(num, tok, n);
+	num[n] = '\0';
+	return !kstrtou64(num, 0, val);
+}
+
+/*
+ * Parse the address,mask pairs of @src into @out, or only count them when
+ * @out is NULL; warn about malformed input if @warn.  Pairs are positional:
+ * a malformed token invalidates the pair it belongs to, and the pairs after
+ * it still apply.  Returns the number of well-formed pairs.
+ */
+static unsigned long __init badram_parse(const struct badram_src *src,
+					 struct badram_pattern *out, bool warn)
+{
+	unsigned long pairs = 0, idx = 0;
+	bool have_addr = false, addr_ok = false;
+	const char *tok, *atok = NULL;
+	size_t pos = 0, n, alen = 0;
+	u64 addr = 0, val;
+
+	while ((n = badram_next_token(src->buf, src->len, &pos, &tok))) {
+		bool ok = badram_parse_u64(tok, n, &val);
+
+		if (!have_addr) {
+			have_addr = true;
+			addr_ok = ok;
+			addr = val;
+			atok = tok;
+			alen = n;
+			if (!ok && warn)
+				pr_warn("%s: pair %lu: bad address \"%.*s\", pair ignored\n",
+					src->name, idx + 1, (int)min_t(size_t, n, 32), tok);
+			continue;
+		}
+		have_addr = false;
+		idx++;
+		if (!ok) {
+			if (warn)
+				pr_warn("%s: pair %lu: bad mask \"%.*s\", pair ignored\n",
+					src->name, idx, (int)min_t(size_t, n, 32), tok);
+			continue;
+		}
+		if (!addr_ok)
+			continue;
+		if (out) {
+			out[pairs].mask = val;
+			out[pairs].addr = addr & val;
+		}
+		pairs++;
+	}
+	if (have_addr && warn)
+		pr_warn("%s: address \"%.*s\" has no mask, ignored\n",
+			src->name, (int)min_t(size_t, alen, 32), atok);
+	return pairs;
+}
+
+/* The number of x in [0, @n) with (x & @m) == @v, where @v == (@v & @m). */
+static u64 __init badram_count_below(u64 n, u64 m, u64 v)
+{
+	u64 cnt = 0;
+	int bit;
+
+	for (bit = 63; bit >= 0; bit--) {
+		u64 b = 1ULL << bit;
+
+		if (n & b) {
+			/* x has 0 here, so any free bits below are fine */
+			if (!(v & b))
+				cnt += 1ULL << hweight64(~m & (b - 1));
+			/* continue with x equal to n so far, if it may be 1 */
+			if ((m & b) && !(v & b))
+				return cnt;
+		} else if (v & b) {
+			return cnt;
+		}
+	}
+	return cnt;
+}
+
+/* The smallest x >= @lo with (x & @m) == @v, or U64_MAX if there is none. */
+static u64 __init badram_next_match(u64 lo, u64 m, u64 v)
+{
+	u64 x = 0, cand = U64_MAX;
+	int bit;
+
+	for (bit = 63; bit >= 0; bit--) {
+		u64 b = 1ULL << bit, low = b - 1;
+
+		if (m & b) {
+			if ((v & b) && !(lo & b))
+				return x | b | (v & low);
+			if (!(v & b) && (lo & b))
+				return cand;
+			x |= v & b;
+		} else if (lo & b) {
+			x |= b;
+		} else {
+			/* setting this free bit instead gives a larger x */
+			cand = x | b | (v & low);
+		}
+	}
+	return x;
+}
+
+/* Page frame mask and value of a pattern. */
+static void __init badram_pfn_mask(const struct badram_pattern *p,
+				   u64 *m, u64 *v)
+{
+	*m = p->mask >> PAGE_SHIFT;
+	*v = p->addr >> PAGE_SHIFT;
+}
+
+/*
+ * Fill @r with up to @room ranges of pages in [@start, @end) that @p
+ * matches, from the lowest up.  Returns the number filled; *@next is the
+ * pfn to continue from.
+ */
+static unsigned long __init badram_fill(const struct badram_pattern *p,
+					u64 start, u64 end,
+					struct badram_range *r,
+					unsigned long room, u64 *next)
+{
+	u64 m, v, low, x = start;
+	unsigned long n = 0;
+
+	badram_pfn_mask(p, &m, &v);
+	/* matches come in aligned runs of 2^(trailing free bits) pages */
+	low = m ? (1ULL << __ffs64(m)) - 1 : U64_MAX;
+	while (n < room) {
+		u64 e;
+
+		x = badram_next_match(x, m, v);
+		if (x >= end)
+			break;
+		e = low == U64_MAX ? end : min((x | low) + 1, end);
+		r[n].start = x;
+		r[n].end = e;
+		n++;
+		x = e;
+	}
+	*next = x;
+	return n;
+}
+
+/* Pages of RAM that @p matches, and an upper bound on their ranges. */
+static u64 __init badram_pattern_pages(const struct badram_pattern *p,
+				       u64 *ranges)
+{
+	unsigned long start, end;
+	u64 m, v, pages = 0, shift;
+	int i;
+
+	badram_pfn_mask(p, &m, &v);
+	shift = m ? __ffs64(m) : 63;
+	*ranges = 0;
+	for_each_mem_pfn_range(i, MAX_NUMNODES, &start, &end, NULL) {
+		u64 n = badram_count_below(end, m, v) -
+			badram_count_below(start, m, v);
+
+		pages += n;
+		if (n)
+			*ranges += (n >> shift) + 2;
+	}
+	return pages;
+}
+
+/* Reserve what @p matches in [@start, @end), a few ranges at a time. */
+static void __init badram_reserve_span(const struct badram_pattern *p,
+				       u64 start, u64 end)
+{
+	struct badram_range r[BADRAM_CHUNK];
+	unsigned long i, n;
+
+	do {
+		n = badram_fill(p, start, end, r, BADRAM_CHUNK, &start);
+		for (i = 0; i < n; i++)
+			memblock_reserve(PFN_PHYS(r[i].start),
+					 PFN_PHYS(r[i].end - r[i].start));
+	} while (n == BADRAM_CHUNK);
+}
+
+/*
+ * Free a temporary memblock allocation made before the bad pages were
+ * reserved: it may sit on some of them, which memblock_free() would
+ * release with it, so reserve those again.
+ */
+static void __init badram_free_temp(void *ptr, size_t size,
+				    const struct badram_pattern *p,
+				    unsigned long nr)
+{
+	phys_addr_t pa = __pa(ptr);
+	unsigned long i;
+
+	memblock_free(ptr, size);
+	for (i = 0; i < nr; i++)
+		badram_reserve_span(&p[i], PFN_DOWN(pa), PFN_UP(pa + size));
+}
+
+static int __init badram_range_cmp(const void *a, const void *b)
+{
+	const struct badram_range *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return 0;
+}
+
+/* The sources: each badram= and the initrd's kernel/badram. */
+static unsigned int __init badram_sources(struct badram_src *src)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < badram_nr_params; i++) {
+		src[n].name = "badram=";
+		src[n].buf = badram_params[i];
+		src[n].len = strlen(badram_params[i]);
+		n++;
+	}
+#ifdef CONFIG_BLK_DEV_INITRD
+	if (initrd_start && initrd_end > initrd_start) {
+		size_t off = 0, size = initrd_end - initrd_start;
+		struct cpio_data cd;
+		long next;
+
+		/* find_cpio_data() matches a prefix: take the exact name */
+		while (off < size) {
+			cd = find_cpio_data(BADRAM_INITRD_PATH,
+					    (void *)(initrd_start + off),
+					    size - off, &next);
+			if (!cd.data || cd.name[0] == '\0')
+				break;
+			off += next;
+		}
+		if (off < size && cd.data && cd.size) {
+			src[n].name = "initrd " BADRAM_INITRD_PATH;
+			src[n].buf = cd.data;
+			src[n].len = cd.size;
+			n++;
+		}
+	}
+#endif
+	return n;
+}
+
+/*
+ * Keep the patterns that fit the limits, in place; returns how many, and
+ * the number of ranges they need in *@nr_ranges.
+ */
+static unsigned long __init badram_validate(struct badram_pattern *p,
+					    unsigned long nr,
+					    unsigned long *nr_ranges)
+{
+	u64 budget = (memblock_phys_mem_size() >> PAGE_SHIFT) / 2;
+	u64 pages_sum = 0, ranges_sum = 0;
+	unsigned long i, kept = 0;
+
+	for (i = 0; i < nr; i++) {
+		u64 ranges, pages = badram_pattern_pages(&p[i], &ranges);
+
+		if (pages_sum + pages > budget) {
+			pr_warn("pattern 0x%llx,0x%llx ignored: it matches %llu pages, which with the patterns before it is more than half of memory\n",
+				p[i].addr, p[i].mask, pages);
+			badram_nr_rejected++;
+			continue;
+		}
+		if (ranges_sum + ranges > BADRAM_MAX_RANGES) {
+			pr_warn("pattern 0x%llx,0x%llx ignored: with the patterns before it, more than %lu ranges\n",
+				p[i].addr, p[i].mask, BADRAM_MAX_RANGES);
+			badram_nr_rejected++;
+			continue;
+		}
+		if (!pages)
+			pr_info("pattern 0x%llx,0x%llx matches no RAM\n",
+				p[i].addr, p[i].mask);
+		pages_sum += pages;
+		ranges_sum += ranges;
+		p[kept++] = p[i];
+	}
+	*nr_ranges = ranges_sum;
+	return kept;
+}
+
+/* Sort and merge the ranges of all patterns, reserve them; pages reserved. */
+static u64 __init badram_apply(const struct badram_pattern *p,
+			       unsigned long nr, unsigned long nr_ranges)
+{
+	size_t size = nr_ranges * sizeof(struct badram_range);
+	struct badram_range *r;
+	unsigned long i, n = 0, merged = 0;
+	unsigned long start, end;
+	u64 pages = 0, next;
+	int j;
+
+	r = memblock_alloc_raw(size, SMP_CACHE_BYTES);
+	if (!r) {
+		/* Correct but slower, and overlaps are counted twice. */
+		pr_warn("no memory to sort %lu ranges, reserving pattern by pattern\n",
+			nr_ranges);
+		for (i = 0; i < nr; i++) {
+			for_each_mem_pfn_range(j, MAX_NUMNODES, &start, &end, NULL)
+				badram_reserve_span(&p[i], start, end);
+			pages += badram_pattern_pages(&p[i], &next);
+		}
+		return pages;
+	}
+	for (i = 0; i < nr; i++) {
+		/* nr_ranges is an upper bound: one call per region does */
+		for_each_mem_pfn_range(j, MAX_NUMNODES, &start, &end, NULL)
+			n += badram_fill(&p[i], start, end, r + n,
+					 nr_ranges - n, &next);
+	}
+	sort(r, n, sizeof(*r), badram_range_cmp, NULL);
+	for (i = 0; i < n; i++) {
+		if (merged && r[i].start <= r[merged - 1].end)
+			r[merged - 1].end = max(r[merged - 1].end, r[i].end);
+		else
+			r[merged++] = r[i];
+	}
+	for (i = 0; i < merged; i++) {
+		memblock_reserve(PFN_PHYS(r[i].start),
+				 PFN_PHYS(r[i].end - r[i].start));
+		pages += r[i].end - r[i].start;
+	}
+	badram_free_temp(r, size, p, nr);
+	return pages;
+}
+
+void __init badram_reserve(void)
+{
+	struct badram_src src[BADRAM_MAX_PARAMS + 1];
+	struct badram_pattern *p, *keep;
+	unsigned long parsed = 0, nr = 0, nr_ranges, i;
+	phys_addr_t before, added;
+	unsigned int nsrc;
+	u64 t0 = local_clock();
+
+	nsrc = badram_sources(src);
+	for (i = 0; i < nsrc; i++)
+		parsed += badram_parse(&src[i], NULL, false);
+	if (!parsed) {
+		for (i = 0; i < nsrc; i++)
+			badram_parse(&src[i], NULL, true);
+		if (nsrc)
+			pr_warn("no valid address,mask pair given\n");
+		return;
+	}
+
+	p = memblock_alloc(parsed * sizeof(*p), SMP_CACHE_BYTES);
+	if (!p) {
+		pr_err("no memory for %lu patterns: none applied\n", parsed);
+		return;
+	}
+	for (i = 0; i < nsrc; i++)
+		nr += badram_parse(&src[i], p + nr, true);
+
+	nr = badram_validate(p, nr, &nr_ranges);
+	before = memblock_reserved_size();
+	badram_pages = nr ? badram_apply(p, nr, nr_ranges) : 0;
+
+	/* The list for sysfs, allocated now that it avoids the bad pages. */
+	keep = nr ? memblock_alloc(nr * sizeof(*p), SMP_CACHE_BYTES) : NULL;
+	if (keep) {
+		memcpy(keep, p, nr * sizeof(*p));
+		badram_patterns = keep;
+		badram_nr_patterns = nr;
+		badram_free_temp(p, parsed * sizeof(*p), keep, nr);
+	} else if (nr) {
+		badram_patterns = p;	/* may sit on a bad page: keep it */
+		badram_nr_patterns = nr;
+	}
+
+	/* Bytes reserved now that no one held before: bad pages, @keep, less @p. */
+	added = memblock_reserved_size() - before;
+	if (keep)
+		added = added + parsed * sizeof(*p) - nr * sizeof(*p);
+	badram_early_pages = badram_pages - min_t(u64, badram_pages,
+						  PHYS_PFN(added));
+	pr_info("%lu patterns, %lu rejected: %lu pages excluded, %lu of them already in use by early boot (%llu us)\n",
+		badram_nr_patterns, badram_nr_rejected, badram_pages,
+		badram_early_pages, div_u64(local_clock() - t0, NSEC_PER_USEC));
+	if (badram_early_pages)
+		pr_warn("%lu bad pages were allocated before badram could reserve them\n",
+			badram_early_pages);
+}
+
+unsigned long badram_excluded_pages(void)
+{
+	return badram_pages;
+}
+
+/* ---- /sys/kernel/mm/badram ---- */
+
+/*
+ * Copy fixed-length lines to @buf from byte @off on; @line(@idx) formats
+ * line @idx, or returns false when there is none.
+ */
+static ssize_t badram_read_lines(char *buf, loff_t off, size_t count,
+				 bool (*line)(unsigned long idx, u64 *addr,
+					      u64 *mask, void *state),
+				 void *state)
+{
+	char text[BADRAM_LINE_LEN + 1];
+	size_t done = 0;
+
+	while (done < count) {
+		u64 idx = div_u64(off, BADRAM_LINE_LEN);
+		size_t skip = off - idx * BADRAM_LINE_LEN, n;
+		u64 addr, mask;
+
+		if (!line(idx, &addr, &mask, state))
+			break;
+		snprintf(text, sizeof(text), "0x%016llx,0x%016llx\n", addr, mask);
+		n = min(count - done, BADRAM_LINE_LEN - skip);
+		memcpy(buf + done, text + skip, n);
+		done += n;
+		off += n;
+	}
+	return done;
+}
+
+static bool badram_boot_line(unsigned long idx, u64 *addr, u64 *mask,
+			     void *state)
+{
+	if (idx >= badram_nr_patterns)
+		return false;
+	*addr = badram_patterns[idx].addr;
+	*mask = badram_patterns[idx].mask;
+	return true;
+}
+
+static ssize_t boot_read(struct file *file, struct kobject *kobj,
+			 struct bin_attribute *attr, char *buf, loff_t off,
+			 size_t count)
+{
+	return badram_read_lines(buf, off, count, badram_boot_line, NULL);
+}
+static BIN_ATTR_RO(boot, 0);
+
+/* Lines of "offlined" are found by walking memory; cache the last one. */
+struct badram_walk {
+	unsigned long idx;	/* line number of @pfn */
+	unsigned long pfn;	/* pfn of line @idx; ULONG_MAX: none yet */
+};
+
+static unsigned long badram_next_poisoned(unsigned long pfn)
+{
+	for (; pfn < max_pfn; pfn++) {
+		struct page *page = pfn_to_online_page(pfn);
+
+		if (page && PageHWPoison(page))
+			return pfn;
+		if (!(pfn & 4095))
+			cond_resched();
+	}
+	return ULONG_MAX;
+}
+
+static bool badram_offlined_line(unsigned long idx, u64 *addr, u64 *mask,
+				 void *state)
+{
+	struct badram_walk *w = state;
+
+	if (w->pfn == ULONG_MAX || idx < w->idx) {
+		w->idx = 0;
+		w->pfn = badram_next_poisoned(0);
+	}
+	while (w->pfn != ULONG_MAX && w->idx < idx) {
+		w->pfn = badram_next_poisoned(w->pfn + 1);
+		w->idx++;
+	}
+	if (w->pfn == ULONG_MAX)
+		return false;
+	*addr = PFN_PHYS((u64)w->pfn);
+	*mask = (u64)PAGE_MASK;
+	return true;
+}
+
+static ssize_t offlined_read(struct file *file, struct kobject *kobj,
+			     struct bin_attribute *attr, char *buf,
+			     loff_t off, size_t count)
+{
+	struct badram_walk w = { .pfn = ULONG_MAX };
+
+	return badram_read_lines(buf, off, count, badram_offlined_line, &w);
+}
+static BIN_ATTR_RO(offlined, 0);
+
+static ssize_t excluded_pages_show(struct kobject *kobj,
+				   struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%lu\n", badram_pages);
+}
+
+static struct kobj_attribute excluded_pages_attr = __ATTR_RO(excluded_pages);
+
+static ssize_t early_pages_show(struct kobject *kobj,
+				struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%lu\n", badram_early_pages);
+}
+
+static struct kobj_attribute early_pages_attr = __ATTR_RO(early_pages);
+
+static ssize_t rejected_show(struct kobject *kobj,
+			     struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%lu\n", badram_nr_rejected);
+}
+
+static struct kobj_attribute rejected_attr = __ATTR_RO(rejected);
+
+static struct attribute *badram_attrs[] = {
+	&excluded_pages_attr.attr,
+	&early_pages_attr.attr,
+	&rejected_attr.attr,
+	NULL,
+};
+
+static struct bin_attribute *badram_bin_attrs[] = {
+	&bin_attr_boot,
+	&bin_attr_offlined,
+	NULL,
+};
+
+static const struct attribute_group badram_group = {
+	.attrs = badram_attrs,
+	.bin_attrs = badram_bin_attrs,
+};
+
+static int __init badram_sysfs_init(void)
+{
+	struct kobject *kobj;
+	int err;
+
+	kobj = kobject_create_and_add("badram", mm_kobj);
+	if (!kobj)
+		return -ENOMEM;
+	err = sysfs_create_group(kobj, &badram_group);
+	if (err) {
+		pr_err("cannot create /sys/kernel/mm/badram: %d\n", err);
+		kobject_put(kobj);
+	}
+	return err;
+}
+subsys_initcall(badram_sysfs_init);
