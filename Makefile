@@ -7,7 +7,8 @@
 #   make tree         prepare build/tree (base + overlay + series) for quilt work
 #   make vm ARGS="--smp 4 -- uname -a"   boot the built kernel, run a command
 #   make export       self-contained mails in out/export (new files folded in)
-#   make bench BENCH=swift   run bench/swift/run in the VM (shape: bench/swift/vm)
+#   make bench BENCH=swift   run bench/swift/run in the VM (shape: bench/swift/vm),
+#                    or bench/<name>/host-run on the host (it boots its own VMs)
 #   make clean        remove build output (keeps the base and ccache caches)
 #
 # See README for set-up and the patch workflow.
@@ -44,8 +45,9 @@ vm:
 
 bench: kernel
 	@test -n "$(BENCH)" || { echo "make bench BENCH=<name>: one of $$(ls bench)"; exit 2; }
-	@scripts/vm $$(grep -v '^#' bench/$(BENCH)/vm 2>/dev/null || echo --smp 2) --timeout 3600 \
-		-- env FLEET_TOP=$(CURDIR) $(CURDIR)/bench/$(BENCH)/run
+	@if [ -x bench/$(BENCH)/host-run ]; then bench/$(BENCH)/host-run; else \
+	scripts/vm $$(grep -v '^#' bench/$(BENCH)/vm 2>/dev/null || echo --smp 2) --timeout 3600 \
+		-- env FLEET_TOP=$(CURDIR) $(CURDIR)/bench/$(BENCH)/run; fi
 
 export:
 	@scripts/export $(if $(STATUS),--status "$(STATUS)")
