@@ -145,10 +145,10 @@ static bool __init badram_parse_u64(const char *tok, size_t n, u64 *val)
 }
 
 /*
- * Parse the address,mask pairs of @src into @out, or only count them when
- * @out is NULL; warn about malformed input if @warn.  Pairs are positional:
- * a malformed token invalidates the pair it belongs to, and the pairs after
- * it still apply.  Returns the number of well-formed pairs.
+ * Parse the address,mask pairs of @src into @out; warn about malformed
+ * input if @warn.  Pairs are positional: a malformed token invalidates the
+ * pair it belongs to, and the pairs after it still apply.  Returns the
+ * number of well-formed pairs; with @out NULL, only an upper bound on it.
  */
 static unsigned long __init badram_parse(const struct badram_src *src,
 					 struct badram_pattern *out, bool warn)
@@ -159,6 +159,12 @@ static unsigned long __init badram_parse(const struct badram_src *src,
 	size_t pos = 0, n, alen = 0;
 	u64 addr = 0, val;
 
+	if (!out) {
+		/* an upper bound is all the caller needs: count tokens */
+		while (badram_next_token(src->buf, src->len, &pos, &tok))
+			idx++;
+		return idx / 2;
+	}
 	while ((n = badram_next_token(src->buf, src->len, &pos, &tok))) {
 		bool ok = badram_parse_u64(tok, n, &val);
 
@@ -183,10 +189,8 @@ static unsigned long __init badram_parse(const struct badram_src *src,
 		}
 		if (!addr_ok)
 			continue;
-		if (out) {
-			out[pairs].mask = val;
-			out[pairs].addr = addr & val;
-		}
+		out[pairs].mask = val;
+		out[pairs].addr = addr & val;
 		pairs++;
 	}
 	if (have_addr && warn)
@@ -252,6 +256,15 @@ static void __init badram_pfn_mask(const struct badram_pattern *p,
 }
 
 /*
+ * A pattern that fixes every bit of the page frame number names one page:
+ * the common case (lists of single bad pages), done without the bit walks.
+ */
+static bool __init badram_single(const struct badram_pattern *p)
+{
+	return (p->mask | ~PAGE_MASK) == U64_MAX;
+}
+
+/*
  * Fill @r with up to @room ranges of pages in [@start, @end) that @p
  * matches, from the lowest up.  Returns the number filled; *@next is the
  * pfn to continue from.
@@ -265,6 +278,14 @@ static unsigned long __init badram_fill(const struct badram_pattern *p,
 	unsigned long n = 0;
 
 	badram_pfn_mask(p, &m, &v);
+	if (badram_single(p)) {
+		*next = end;
+		if (!room || v < start || v >= end)
+			return 0;
+		r->start = v;
+		r->end = v + 1;
+		return 1;
+	}
 	/* matches come in aligned runs of 2^(trailing free bits) pages */
 	low = m ? (1ULL << __ffs64(m)) - 1 : U64_MAX;
 	while (n < room) {
@@ -292,6 +313,11 @@ static u64 __init badram_pattern_pages(const struct badram_pattern *p,
 	int i;
 
 	badram_pfn_mask(p, &m, &v);
+	if (badram_single(p)) {
+		pages = memblock_is_memory(p->addr) ? 1 : 0;
+		*ranges = pages;
+		return pages;
+	}
 	shift = m ? __ffs64(m) : 63;
 	*ranges = 0;
 	for_each_mem_pfn_range(i, MAX_NUMNODES, &start, &end, NULL) {
@@ -329,12 +355,18 @@ static void __init badram_free_temp(void *ptr, size_t size,
 				    const struct badram_pattern *p,
 				    unsigned long nr)
 {
-	phys_addr_t pa = __pa(ptr);
+	unsigned long lo = PFN_DOWN(__pa(ptr)), hi = PFN_UP(__pa(ptr) + size);
 	unsigned long i;
 
 	memblock_free(ptr, size);
-	for (i = 0; i < nr; i++)
-		badram_reserve_span(&p[i], PFN_DOWN(pa), PFN_UP(pa + size));
+	for (i = 0; i < nr; i++) {
+		if (!badram_single(&p[i])) {
+			badram_reserve_span(&p[i], lo, hi);
+			continue;
+		}
+		if (PHYS_PFN(p[i].addr) >= lo && PHYS_PFN(p[i].addr) < hi)
+			memblock_reserve(p[i].addr & PAGE_MASK, PAGE_SIZE);
+	}
 }
 
 static int __init badram_range_cmp(const void *a, const void *b)
@@ -421,8 +453,38 @@ static unsigned long __init badram_validate(struct badram_pattern *p,
 	return kept;
 }
 
-/* Sort and merge the ranges of all patterns, reserve them; pages reserved. */
-static u64 __init badram_apply(const struct badram_pattern *p,
+static bool __init badram_within(unsigned long pfn, const void *ptr,
+				 size_t size)
+{
+	return pfn >= PFN_DOWN(__pa(ptr)) && pfn < PFN_UP(__pa(ptr) + size);
+}
+
+/*
+ * Bad pages that early boot allocated before badram_reserve() ran: those
+ * memblock has reserved already, except under our own temporary arrays
+ * @a and @b, which are freed around the bad pages later.
+ */
+static unsigned long __init badram_count_early(const struct badram_range *r,
+					       unsigned long n,
+					       const void *a, size_t asize,
+					       const void *b, size_t bsize)
+{
+	unsigned long i, pfn, early = 0;
+
+	for (i = 0; i < n; i++)
+		for (pfn = r[i].start; pfn < r[i].end; pfn++)
+			if (memblock_is_reserved(PFN_PHYS(pfn)) &&
+			    !badram_within(pfn, a, asize) &&
+			    !badram_within(pfn, b, bsize))
+				early++;
+	return early;
+}
+
+/*
+ * Sort and merge the ranges of all patterns (in @p, a temporary array of
+ * @psize bytes), reserve them; returns the pages reserved.
+ */
+static u64 __init badram_apply(const struct badram_pattern *p, size_t psize,
 			       unsigned long nr, unsigned long nr_ranges)
 {
 	size_t size = nr_ranges * sizeof(struct badram_range);
@@ -445,18 +507,30 @@ static u64 __init badram_apply(const struct badram_pattern *p,
 		return pages;
 	}
 	for (i = 0; i < nr; i++) {
+		if (badram_single(&p[i])) {
+			if (n < nr_ranges && memblock_is_memory(p[i].addr)) {
+				r[n].start = PHYS_PFN(p[i].addr);
+				r[n++].end = PHYS_PFN(p[i].addr) + 1;
+			}
+			continue;
+		}
 		/* nr_ranges is an upper bound: one call per region does */
 		for_each_mem_pfn_range(j, MAX_NUMNODES, &start, &end, NULL)
 			n += badram_fill(&p[i], start, end, r + n,
 					 nr_ranges - n, &next);
 	}
-	sort(r, n, sizeof(*r), badram_range_cmp, NULL);
+	/* lists written by badram-persist are sorted already */
+	for (i = 1; i < n && r[i - 1].start <= r[i].start; i++)
+		;
+	if (i < n)
+		sort(r, n, sizeof(*r), badram_range_cmp, NULL);
 	for (i = 0; i < n; i++) {
 		if (merged && r[i].start <= r[merged - 1].end)
 			r[merged - 1].end = max(r[merged - 1].end, r[i].end);
 		else
 			r[merged++] = r[i];
 	}
+	badram_early_pages = badram_count_early(r, merged, r, size, p, psize);
 	for (i = 0; i < merged; i++) {
 		memblock_reserve(PFN_PHYS(r[i].start),
 				 PFN_PHYS(r[i].end - r[i].start));
@@ -471,21 +545,16 @@ void __init badram_reserve(void)
 	struct badram_src src[BADRAM_MAX_PARAMS + 1];
 	struct badram_pattern *p, *keep;
 	unsigned long parsed = 0, nr = 0, nr_ranges, i;
-	phys_addr_t before, added;
 	unsigned int nsrc;
 	u64 t0 = local_clock();
 
 	nsrc = badram_sources(src);
+	if (!nsrc)
+		return;
+	/* an upper bound first, then the real parse into the array */
 	for (i = 0; i < nsrc; i++)
 		parsed += badram_parse(&src[i], NULL, false);
-	if (!parsed) {
-		for (i = 0; i < nsrc; i++)
-			badram_parse(&src[i], NULL, true);
-		if (nsrc)
-			pr_warn("no valid address,mask pair given\n");
-		return;
-	}
-
+	parsed = max(parsed, 1UL);
 	p = memblock_alloc(parsed * sizeof(*p), SMP_CACHE_BYTES);
 	if (!p) {
 		pr_err("no memory for %lu patterns: none applied\n", parsed);
@@ -493,29 +562,32 @@ void __init badram_reserve(void)
 	}
 	for (i = 0; i < nsrc; i++)
 		nr += badram_parse(&src[i], p + nr, true);
+	if (!nr) {
+		pr_warn("no valid address,mask pair given\n");
+		memblock_free(p, parsed * sizeof(*p));
+		return;
+	}
 
 	nr = badram_validate(p, nr, &nr_ranges);
-	before = memblock_reserved_size();
-	badram_pages = nr ? badram_apply(p, nr, nr_ranges) : 0;
+	if (!nr) {
+		pr_warn("all %lu patterns rejected\n", badram_nr_rejected);
+		memblock_free(p, parsed * sizeof(*p));
+		return;
+	}
+	badram_pages = badram_apply(p, parsed * sizeof(*p), nr, nr_ranges);
 
 	/* The list for sysfs, allocated now that it avoids the bad pages. */
-	keep = nr ? memblock_alloc(nr * sizeof(*p), SMP_CACHE_BYTES) : NULL;
+	keep = memblock_alloc(nr * sizeof(*p), SMP_CACHE_BYTES);
 	if (keep) {
 		memcpy(keep, p, nr * sizeof(*p));
 		badram_patterns = keep;
 		badram_nr_patterns = nr;
 		badram_free_temp(p, parsed * sizeof(*p), keep, nr);
-	} else if (nr) {
+	} else {
 		badram_patterns = p;	/* may sit on a bad page: keep it */
 		badram_nr_patterns = nr;
 	}
 
-	/* Bytes reserved now that no one held before: bad pages, @keep, less @p. */
-	added = memblock_reserved_size() - before;
-	if (keep)
-		added = added + parsed * sizeof(*p) - nr * sizeof(*p);
-	badram_early_pages = badram_pages - min_t(u64, badram_pages,
-						  PHYS_PFN(added));
 	pr_info("%lu patterns, %lu rejected: %lu pages excluded, %lu of them already in use by early boot (%llu us)\n",
 		badram_nr_patterns, badram_nr_rejected, badram_pages,
 		badram_early_pages, div_u64(local_clock() - t0, NSEC_PER_USEC));
