@@ -217,6 +217,22 @@ static inline int read_ram(struct expect *e)
 	return e->nram ? 0 : -1;
 }
 
+/* First pfn after the kernel image ("Kernel bss" in /proc/iomem), or 0. */
+static inline uint64_t kernel_end_pfn(void)
+{
+	char *io = read_file("/proc/iomem", NULL), *line, *save;
+	unsigned long long s, t = 0;
+
+	if (!io)
+		return 0;
+	for (line = strtok_r(io, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (strstr(line, ": Kernel bss") &&
+		    sscanf(line, " %llx-%llx", &s, &t) == 2)
+			break;
+	free(io);
+	return t ? (t + 1 + PAGE - 1) / PAGE : 0;
+}
+
 /* Build the expectation; returns NULL with a message on stderr. */
 static inline struct expect *expect_load(void)
 {

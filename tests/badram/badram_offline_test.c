@@ -17,6 +17,8 @@
 #define MADV_SOFT_OFFLINE 101
 #endif
 
+#define POOL 4096	/* pages to choose the victim from */
+
 static bool offlined_lists(uint64_t pfn)
 {
 	char *list = read_file(SYSFS "offlined", NULL), want[64];
@@ -35,9 +37,10 @@ TEST(soft_offline_listed_and_persisted)
 {
 	const char *state = getenv("FLEET_STATE"), *top = getenv("FLEET_TOP");
 	char cmd[1024], path[512];
-	uint64_t pfn, *flags;
+	uint64_t pfn, lo, hi, *flags;
+	char *pool, *page;
 	long before;
-	char *page;
+	int i;
 	FILE *f;
 
 	if (access(SYSFS, F_OK))
@@ -46,12 +49,31 @@ TEST(soft_offline_listed_and_persisted)
 	ASSERT_NE(NULL, top);
 	before = meminfo_kb("HardwareCorrupted:");
 
-	page = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, page);
+	/*
+	 * Offline a page that the next boot does not use before badram runs:
+	 * not in the kernel image (whose init pages are freed after boot and
+	 * so may be handed to us) and not in the top half of memory, where
+	 * the initrd and memblock's top-down allocations go. A bad page in
+	 * those is what early_pages counts; that is tested in badram_test.
+	 */
+	lo = kernel_end_pfn();
+	ASSERT_NE(0, lo) TH_LOG("no Kernel bss in /proc/iomem");
+	lo += (16 << 20) / PAGE;
+	hi = (uint64_t)meminfo_kb("MemTotal:") * 1024 / PAGE / 2;
+	pool = mmap(NULL, POOL * PAGE, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	ASSERT_NE(MAP_FAILED, pool);
+	for (i = 0, page = NULL; i < POOL && !page; i++) {
+		pfn = virt_to_pfn(pool + i * PAGE);
+		ASSERT_NE(0, pfn);
+		if (pfn >= lo && pfn < hi)
+			page = pool + i * PAGE;
+	}
+	ASSERT_NE(NULL, page)
+		TH_LOG("none of %d pages in pfn 0x%llx-0x%llx", POOL,
+		       (unsigned long long)lo, (unsigned long long)hi);
 	memset(page, 0x5a, PAGE);
-	pfn = virt_to_pfn(page);
-	ASSERT_NE(0, pfn);
+	ASSERT_EQ(pfn, virt_to_pfn(page));
 	ASSERT_FALSE(offlined_lists(pfn));
 	ASSERT_EQ(0, madvise(page, PAGE, MADV_SOFT_OFFLINE))
 		TH_LOG("MADV_SOFT_OFFLINE: %s", strerror(errno));

@@ -154,8 +154,8 @@ TEST_F(boot, pressure_never_gets_bad_pages)
 		ASSERT_GE(ng, 0);
 		if (!ng) {
 			execl("/usr/bin/stress-ng", "stress-ng", "--vm", "1",
-			      "--vm-bytes", "15%", "--page-in", "--timeout", "20s",
-			      "--quiet", NULL);
+			      "--vm-bytes", "15%", "--page-in", "--timeout", "60s",
+			      "--temp-path", "/tmp", "--quiet", NULL);
 			_exit(127);
 		}
 		sleep(2);
@@ -193,9 +193,12 @@ TEST_F(boot, pressure_never_gets_bad_pages)
 	munmap(buf, len);
 	if (ng > 0) {
 		int st;
+		pid_t done = waitpid(ng, &st, WNOHANG);
 
+		/* stress-ng must still be churning: else it did not really run */
 		kill(ng, SIGTERM);
 		waitpid(ng, &st, 0);
+		ASSERT_EQ(0, done) TH_LOG("stress-ng exited early (status 0x%x)", st);
 	}
 	ASSERT_EQ(0, hits);
 }
