@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef _LINUX_IOATTR_H
+#define _LINUX_IOATTR_H
+
+#include <linux/jump_label.h>
+#include <linux/sched.h>
+#include <linux/types.h>
+
+struct bio;
+struct folio;
+struct page;
+
+/* Where the origin of a bio came from. */
+enum ioattr_source {
+	IOATTR_SUBMITTER,	/* the submitting user task (read, direct I/O) */
+	IOATTR_DIRTIER,		/* the task that dirtied the page cache */
+	IOATTR_KERNEL,		/* a kernel thread: metadata, journal, untagged */
+};
+
+/**
+ * struct ioattr_origin - the task a bio is attributed to
+ * @tgid: thread group of the origin
+ * @cgroup: cgroup id (cgroup v2 inode number) of the origin at the time
+ * @comm: command name, if the origin still runs, else "-"
+ * @source: an &enum ioattr_source
+ * @mixed: the pages of the bio came from more than one dirtier
+ * @share: bytes of the bio that are the origin's (all unless @mixed)
+ */
+struct ioattr_origin {
+	u64 cgroup;
+	pid_t tgid;
+	unsigned int share;
+	char comm[TASK_COMM_LEN];
+	u8 source;
+	bool mixed;
+};
+
+#ifdef CONFIG_IO_ATTRIBUTION
+DECLARE_STATIC_KEY_FALSE(ioattr_enabled);
+extern struct page_ext_operations ioattr_page_ext_ops;
+
+void __ioattr_dirty(struct folio *folio);
+void __ioattr_free(struct page *page, unsigned int order);
+void __ioattr_copy(struct folio *dst, struct folio *src);
+
+static inline void ioattr_dirty(struct folio *folio)
+{
+	if (static_branch_unlikely(&ioattr_enabled))
+		__ioattr_dirty(folio);
+}
+
+static inline void ioattr_free(struct page *page, unsigned int order)
+{
+	if (static_branch_unlikely(&ioattr_enabled))
+		__ioattr_free(page, order);
+}
+
+static inline void ioattr_copy(struct folio *dst, struct folio *src)
+{
+	if (static_branch_unlikely(&ioattr_enabled))
+		__ioattr_copy(dst, src);
+}
+
+void ioattr_bio_origin(struct bio *bio, struct ioattr_origin *o);
+#else
+static inline void ioattr_dirty(struct folio *folio) { }
+static inline void ioattr_free(struct page *page, unsigned int order) { }
+static inline void ioattr_copy(struct folio *dst, struct folio *src) { }
+#endif
+
+#endif /* _LINUX_IOATTR_H */

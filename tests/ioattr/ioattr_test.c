@@ -1,0 +1,523 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * I/O attribution: every bio is traced by block:block_bio_origin with the
+ * task it is done for. Page-cache writeback, submitted by a flusher
+ * kworker, must name the task that dirtied the pages and its cgroup.
+ *
+ * Each test makes a file system (ext4, xfs) on a loop device backed by
+ * tmpfs, runs writers in child processes, and sums the bytes that the
+ * tracepoint attributed to each child on that device. Needs root and a
+ * kernel booted with ioattr=on (tests/ioattr/vm).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../../kselftest_harness.h"
+
+#define TRACING	"/sys/kernel/tracing"
+#define MNT	"/tmp/ioattr-mnt"
+#define IMG	"/tmp/ioattr.img"
+#define CGROOT	"/sys/fs/cgroup"
+#define MB	(1024 * 1024)
+#ifndef MPOL_MF_MOVE
+#define MPOL_MF_MOVE	(1 << 1)
+#endif
+
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC), ok;
+
+	if (fd < 0)
+		return -errno;
+	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
+	close(fd);
+	return ok ? 0 : -EIO;
+}
+
+static int run(const char *cmd)
+{
+	int st = system(cmd);
+
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* One parsed block_bio_origin (or block_bio_queue) event on our device. */
+struct ev {
+	char rwbs[8], comm[17], source[16];
+	unsigned int bytes, share;
+	unsigned long long cgroup;
+	int tgid;
+	bool mixed;
+};
+
+/* Totals the test asks for, over the events on the device. */
+struct sums {
+	unsigned long long writes, reads;	/* all data bytes */
+	unsigned long long tgid_w, tgid_r;	/* bytes attributed to tgid */
+	unsigned long long cg_w;		/* of those, with cgroup cg */
+	unsigned long long kernel, mixed;	/* source=kernel, mixed bios */
+	unsigned long long tgid_share;		/* share= of the tgid's writes */
+	unsigned long long bad_share;		/* mixed bios with share < bytes/2 */
+	unsigned long long jbd2;		/* kernel bytes from jbd2 */
+	unsigned long long stock_w;		/* block_bio_queue, comm == tgid's */
+	char how[16];				/* source of the tgid's writes */
+};
+
+FIXTURE(fs) {
+	char dev[64];
+	dev_t rdev;
+	char file[128];
+};
+
+FIXTURE_VARIANT(fs) {
+	const char *mkfs;
+};
+
+FIXTURE_VARIANT_ADD(fs, ext4) {
+	.mkfs = "mkfs.ext4 -q -F",
+};
+
+FIXTURE_VARIANT_ADD(fs, xfs) {
+	.mkfs = "mkfs.xfs -q -f",
+};
+
+static void trace_reset(void)
+{
+	write_str(TRACING "/tracing_on", "0");
+	write_str(TRACING "/trace", "");
+	write_str(TRACING "/tracing_on", "1");
+}
+
+FIXTURE_SETUP(fs)
+{
+	char cmd[512];
+	struct stat st;
+	FILE *p;
+
+	if (geteuid())
+		SKIP(return, "needs root");
+	if (access(TRACING "/events/block/block_bio_origin", F_OK))
+		SKIP(return, "no block:block_bio_origin (CONFIG_IO_ATTRIBUTION=n?)");
+	ASSERT_EQ(0, run("grep -qw ioattr=on /proc/cmdline"))
+		TH_LOG("boot with ioattr=on (tests/ioattr/vm)");
+	ASSERT_EQ(0, run("truncate -s 512M " IMG));
+	p = popen("losetup -f --show " IMG, "r");
+	ASSERT_NE(NULL, p);
+	ASSERT_NE(NULL, fgets(self->dev, sizeof(self->dev), p));
+	pclose(p);
+	self->dev[strcspn(self->dev, "\n")] = 0;
+	ASSERT_EQ(0, stat(self->dev, &st));
+	self->rdev = st.st_rdev;
+	snprintf(cmd, sizeof(cmd), "%s %s >/dev/null && mkdir -p %s && mount %s %s",
+		 variant->mkfs, self->dev, MNT, self->dev, MNT);
+	ASSERT_EQ(0, run(cmd)) TH_LOG("%s failed", cmd);
+	snprintf(self->file, sizeof(self->file), "%s/data", MNT);
+	/* writeback only when the test says so */
+	write_str("/proc/sys/vm/dirty_writeback_centisecs", "0");
+	write_str("/proc/sys/vm/dirty_expire_centisecs", "360000");
+	ASSERT_EQ(0, write_str(TRACING "/buffer_size_kb", "8192"));
+	ASSERT_EQ(0, write_str(TRACING "/events/block/block_bio_origin/enable", "1"));
+	ASSERT_EQ(0, write_str(TRACING "/events/block/block_bio_queue/enable", "1"));
+	sync();
+	trace_reset();
+}
+
+FIXTURE_TEARDOWN(fs)
+{
+	char cmd[256];
+
+	write_str(TRACING "/events/block/block_bio_origin/enable", "0");
+	write_str(TRACING "/events/block/block_bio_queue/enable", "0");
+	write_str("/proc/sys/vm/dirty_writeback_centisecs", "500");
+	write_str("/proc/sys/vm/dirty_expire_centisecs", "3000");
+	snprintf(cmd, sizeof(cmd), "umount %s 2>/dev/null; losetup -d %s 2>/dev/null; rm -f %s",
+		 MNT, self->dev, IMG);
+	run(cmd);
+}
+
+static bool parse(const char *line, const char *event, struct ev *e,
+		  dev_t rdev)
+{
+	const char *p = strstr(line, event);
+	unsigned int ma, mi, nsec;
+	unsigned long long sector;
+	char src[16] = "";
+
+	if (!p)
+		return false;
+	p += strlen(event);
+	memset(e, 0, sizeof(*e));
+	if (!strcmp(event, "block_bio_queue: ")) {
+		/* 7,0 WS 2048 + 8 [kworker/u8:2] */
+		if (sscanf(p, "%u,%u %7s %llu + %u [%16[^]]]", &ma, &mi, e->rwbs,
+			   &sector, &nsec, e->comm) != 6)
+			return false;
+		e->bytes = nsec * 512;
+	} else if (sscanf(p, "%u,%u %7s %llu bytes=%u tgid=%d comm=%16s cgroup=%llu source=%15s share=%u",
+			  &ma, &mi, e->rwbs, &sector, &e->bytes, &e->tgid, e->comm,
+			  &e->cgroup, src, &e->share) != 10) {
+		return false;
+	}
+	strcpy(e->source, src);
+	e->mixed = strstr(p, " mixed") != NULL;
+	return makedev(ma, mi) == rdev;
+}
+
+/* Sum the trace since trace_reset() for tgid (comm for stock events). */
+static void sums(dev_t rdev, int tgid, const char *comm,
+		 unsigned long long cg, struct sums *s)
+{
+	FILE *f = fopen(TRACING "/trace", "r");
+	char line[512];
+	struct ev e;
+
+	memset(s, 0, sizeof(*s));
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (parse(line, "block_bio_queue: ", &e, rdev)) {
+			if (strchr(e.rwbs, 'W') && e.bytes && !strcmp(e.comm, comm))
+				s->stock_w += e.bytes;
+			continue;
+		}
+		if (!parse(line, "block_bio_origin: ", &e, rdev) || !e.bytes)
+			continue;
+		if (strchr(e.rwbs, 'W')) {
+			s->writes += e.bytes;
+			if (e.tgid == tgid) {
+				s->tgid_w += e.bytes;
+				s->tgid_share += e.share;
+				s->cg_w += e.cgroup == cg ? e.bytes : 0;
+				strcpy(s->how, e.source);
+			}
+		} else if (strchr(e.rwbs, 'R')) {
+			s->reads += e.bytes;
+			s->tgid_r += e.tgid == tgid ? e.bytes : 0;
+		}
+		if (!strcmp(e.source, "kernel")) {
+			s->kernel += e.bytes;
+			s->jbd2 += strncmp(e.comm, "jbd2", 4) ? 0 : e.bytes;
+		}
+		s->mixed += e.mixed;
+		s->bad_share += e.mixed && e.share * 2 < e.bytes;
+	}
+	fclose(f);
+}
+
+enum how { BUFFERED, FSYNC, DIRECT, MMAP };
+
+/*
+ * In a child named comm (in cgroup cg if given): write len bytes at off
+ * of path and exit, without fsync unless asked.
+ */
+static pid_t writer(const char *path, off_t off, size_t len, enum how how,
+		    const char *comm, const char *cg)
+{
+	pid_t pid = fork();
+	char *buf, pids[32];
+	int fd, flags = O_RDWR | O_CREAT;
+	ssize_t n = 0;
+
+	if (pid)
+		return pid;
+	if (prctl(PR_SET_NAME, comm))
+		_exit(10);
+	if (cg) {
+		char procs[256];
+
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
+		snprintf(pids, sizeof(pids), "%d", getpid());
+		if (write_str(procs, pids))
+			_exit(11);
+	}
+	if (how == DIRECT)
+		flags |= O_DIRECT;
+	fd = open(path, flags, 0644);
+	if (fd < 0 || posix_memalign((void **)&buf, 4096, len))
+		_exit(12);
+	memset(buf, 0x5a, len);
+	if (how == MMAP) {
+		char *m;
+
+		if (ftruncate(fd, off + len) && errno != EINVAL)
+			_exit(13);
+		m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
+		if (m == MAP_FAILED)
+			_exit(14);
+		memcpy(m, buf, len);
+		munmap(m, len);
+		n = len;
+	} else {
+		n = pwrite(fd, buf, len, off);
+	}
+	if (n != (ssize_t)len)
+		_exit(15);
+	if (how == FSYNC && fsync(fd))
+		_exit(16);
+	_exit(0);
+}
+
+static int reap(pid_t pid)
+{
+	int st;
+
+	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Flusher writeback of everything dirty, not done by us. */
+static void flush(void)
+{
+	sync();
+}
+
+static unsigned long long cgroup_ino(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? 0 : st.st_ino;
+}
+
+#define PCT(a, b) ((b) ? 100.0 * (a) / (b) : 0.0)
+
+/* A buffered writer exits before writeback: the flusher's bios are its. */
+TEST_F(fs, writer_exits_before_writeback)
+{
+	size_t len = 8 * MB;
+	struct sums s;
+	pid_t pid;
+
+	pid = writer(self->file, 0, len, BUFFERED, "ioattr-w1", NULL);
+	ASSERT_EQ(0, reap(pid));
+	flush();
+	sums(self->rdev, pid, "ioattr-w1", cgroup_ino(CGROOT), &s);
+	TH_LOG("%llu of %zu bytes attributed to the writer (%.1f%%, source %s); stock block_bio_queue: %.1f%%",
+	       s.tgid_w, len, PCT(s.tgid_w, len), s.how, PCT(s.stock_w, len));
+	ASSERT_GE(s.tgid_w * 100, (unsigned long long)len * 99);
+	ASSERT_STREQ("dirtier", s.how);
+	ASSERT_GE(s.cg_w * 100, (unsigned long long)len * 99);
+	/* and it really was writeback: stock tracing did not see the writer */
+	ASSERT_LT(s.stock_w * 100, (unsigned long long)len);
+}
+
+/* Two cgroups: each writer's bytes carry its own cgroup id. */
+TEST_F(fs, two_cgroups)
+{
+	const char *cg[2] = { CGROOT "/ioattr-a", CGROOT "/ioattr-b" };
+	char path[2][160], comm[2][16];
+	size_t len = 4 * MB;
+	struct sums s;
+	pid_t pid[2];
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		rmdir(cg[i]);
+		ASSERT_EQ(0, mkdir(cg[i], 0755)) TH_LOG("mkdir %s: %s", cg[i], strerror(errno));
+		snprintf(path[i], sizeof(path[i]), "%s.%d", self->file, i);
+		snprintf(comm[i], sizeof(comm[i]), "ioattr-cg%d", i);
+		pid[i] = writer(path[i], 0, len, BUFFERED, comm[i], cg[i]);
+	}
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, reap(pid[i]));
+	flush();
+	for (i = 0; i < 2; i++) {
+		sums(self->rdev, pid[i], comm[i], cgroup_ino(cg[i]), &s);
+		TH_LOG("%s: %.1f%% of its bytes, %.1f%% with cgroup %llu",
+		       cg[i], PCT(s.tgid_w, len), PCT(s.cg_w, len), cgroup_ino(cg[i]));
+		EXPECT_GE(s.cg_w * 100, (unsigned long long)len * 99);
+		rmdir(cg[i]);
+	}
+}
+
+/*
+ * Two writers to one file, 2 and 6 MiB side by side: the flusher may put
+ * both in one bio. Each bio goes to its largest share, is marked mixed if
+ * it holds both, and its share= never counts the other writer's bytes.
+ */
+TEST_F(fs, two_writers_one_file)
+{
+	size_t la = 2 * MB, lb = 6 * MB;
+	struct sums sa, sb;
+	pid_t a, b;
+
+	a = writer(self->file, 0, la, BUFFERED, "ioattr-a", NULL);
+	ASSERT_EQ(0, reap(a));
+	b = writer(self->file, la, lb, BUFFERED, "ioattr-b", NULL);
+	ASSERT_EQ(0, reap(b));
+	flush();
+	sums(self->rdev, a, "ioattr-a", cgroup_ino(CGROOT), &sa);
+	sums(self->rdev, b, "ioattr-b", cgroup_ino(CGROOT), &sb);
+	TH_LOG("a: %llu bytes in its bios (share %llu), b: %llu (share %llu); %llu mixed bios",
+	       sa.tgid_w, sa.tgid_share, sb.tgid_w, sb.tgid_share, sa.mixed);
+	/* all data went to one of the two */
+	ASSERT_GE((sa.tgid_w + sb.tgid_w) * 100, (unsigned long long)(la + lb) * 99);
+	/* shares are exact: no writer is credited with the other's bytes */
+	ASSERT_LE(sa.tgid_share, la);
+	ASSERT_LE(sb.tgid_share, lb);
+	/* a bio holding both is marked, and went to its larger share (two
+	 * writers: at least half the bio)
+	 */
+	if (sa.tgid_share < sa.tgid_w || sb.tgid_share < sb.tgid_w)
+		ASSERT_GT(sa.mixed, 0);
+	ASSERT_EQ(0, sa.bad_share);
+}
+
+/* Writes through a shared mapping, never msync'ed. */
+TEST_F(fs, mmap_writes)
+{
+	size_t len = 8 * MB;
+	struct sums s;
+	pid_t pid;
+
+	pid = writer(self->file, 0, len, MMAP, "ioattr-mmap", NULL);
+	ASSERT_EQ(0, reap(pid));
+	flush();
+	sums(self->rdev, pid, "ioattr-mmap", cgroup_ino(CGROOT), &s);
+	TH_LOG("%.1f%% of %zu bytes attributed (source %s)", PCT(s.tgid_w, len), len, s.how);
+	ASSERT_GE(s.tgid_w * 100, (unsigned long long)len * 99);
+	ASSERT_STREQ("dirtier", s.how);
+}
+
+/* The writer's own fsync. */
+TEST_F(fs, fsync)
+{
+	size_t len = 4 * MB;
+	struct sums s;
+	pid_t pid;
+
+	pid = writer(self->file, 0, len, FSYNC, "ioattr-fsync", NULL);
+	ASSERT_EQ(0, reap(pid));
+	sums(self->rdev, pid, "ioattr-fsync", cgroup_ino(CGROOT), &s);
+	TH_LOG("%.1f%% of %zu bytes attributed (source %s)", PCT(s.tgid_w, len), len, s.how);
+	ASSERT_GE(s.tgid_w * 100, (unsigned long long)len * 99);
+}
+
+/* O_DIRECT: the submitter is the origin, with no page-cache tag. */
+TEST_F(fs, direct_io)
+{
+	size_t len = 4 * MB;
+	struct sums s;
+	pid_t pid;
+
+	pid = writer(self->file, 0, len, DIRECT, "ioattr-dio", NULL);
+	ASSERT_EQ(0, reap(pid));
+	sums(self->rdev, pid, "ioattr-dio", cgroup_ino(CGROOT), &s);
+	TH_LOG("%.1f%% of %zu bytes attributed (source %s)", PCT(s.tgid_w, len), len, s.how);
+	ASSERT_GE(s.tgid_w * 100, (unsigned long long)len * 99);
+	ASSERT_STREQ("submitter", s.how);
+}
+
+/* Reads are the reader's. */
+TEST_F(fs, reads)
+{
+	size_t len = 4 * MB;
+	char *buf = malloc(len);
+	struct sums s;
+	int fd;
+
+	ASSERT_NE(NULL, buf);
+	ASSERT_EQ(0, reap(writer(self->file, 0, len, FSYNC, "ioattr-pre", NULL)));
+	ASSERT_EQ(0, write_str("/proc/sys/vm/drop_caches", "3"));
+	trace_reset();
+	fd = open(self->file, O_RDONLY);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ((ssize_t)len, read(fd, buf, len));
+	close(fd);
+	free(buf);
+	sums(self->rdev, getpid(), "-", cgroup_ino(CGROOT), &s);
+	TH_LOG("%llu of %llu read bytes attributed to the reader", s.tgid_r, s.reads);
+	ASSERT_GE(s.tgid_r, (unsigned long long)len);
+}
+
+/* Truncated before writeback: nothing written for it, nothing breaks. */
+TEST_F(fs, truncated_before_writeback)
+{
+	size_t len = 8 * MB;
+	struct sums s;
+	pid_t pid;
+
+	pid = writer(self->file, 0, len, BUFFERED, "ioattr-trunc", NULL);
+	ASSERT_EQ(0, reap(pid));
+	ASSERT_EQ(0, truncate(self->file, 0));
+	flush();
+	sums(self->rdev, pid, "ioattr-trunc", cgroup_ino(CGROOT), &s);
+	TH_LOG("%llu bytes written for the truncated writer, %llu in all", s.tgid_w, s.writes);
+	ASSERT_LT(s.tgid_w, (unsigned long long)len / 100);
+}
+
+/* File system metadata and the journal are the kernel's, marked so. */
+TEST_F(fs, metadata_is_kernel)
+{
+	size_t len = 4 * MB;
+	struct sums s;
+	pid_t pid;
+
+	pid = writer(self->file, 0, len, BUFFERED, "ioattr-meta", NULL);
+	ASSERT_EQ(0, reap(pid));
+	flush();
+	sums(self->rdev, pid, "ioattr-meta", cgroup_ino(CGROOT), &s);
+	TH_LOG("%llu bytes marked kernel (%llu by jbd2), %llu of data by the writer",
+	       s.kernel, s.jbd2, s.tgid_w);
+	ASSERT_GT(s.kernel, 0);
+	if (!strcmp(variant->mkfs, "mkfs.ext4 -q -F"))
+		ASSERT_GT(s.jbd2, 0);
+}
+
+/* Dirty pages migrated to another node before writeback keep their tag. */
+TEST_F(fs, migrated_before_writeback)
+{
+	size_t len = 4 * MB, i, npages = len / 4096;
+	int *status = calloc(npages, sizeof(int)), *nodes = calloc(npages, sizeof(int));
+	void **pages = calloc(npages, sizeof(void *));
+	int fd, target, moved = 0;
+	struct sums s;
+	char *m;
+	pid_t pid;
+
+	ASSERT_TRUE(status && nodes && pages);
+	if (access("/sys/devices/system/node/node1", F_OK))
+		SKIP(return, "needs two NUMA nodes (--numa 2)");
+	pid = writer(self->file, 0, len, BUFFERED, "ioattr-mig", NULL);
+	ASSERT_EQ(0, reap(pid));
+	fd = open(self->file, O_RDONLY);
+	ASSERT_GE(fd, 0);
+	m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, m);
+	for (i = 0; i < npages; i++) {
+		(void)*(volatile char *)(m + i * 4096);
+		pages[i] = m + i * 4096;
+	}
+	ASSERT_EQ(0, syscall(SYS_move_pages, 0, npages, pages, NULL, status, 0));
+	target = status[0] == 0 ? 1 : 0;
+	for (i = 0; i < npages; i++)
+		nodes[i] = target;
+	ASSERT_LE(0, syscall(SYS_move_pages, 0, npages, pages, nodes, status, MPOL_MF_MOVE));
+	for (i = 0; i < npages; i++)
+		moved += status[i] == target;
+	munmap(m, len);
+	close(fd);
+	TH_LOG("%d of %zu dirty pages moved to node %d", moved, npages, target);
+	ASSERT_GE(moved * 2, (int)npages);
+	flush();
+	sums(self->rdev, pid, "ioattr-mig", cgroup_ino(CGROOT), &s);
+	TH_LOG("%.1f%% of %zu bytes attributed after migration", PCT(s.tgid_w, len), len);
+	ASSERT_GE(s.tgid_w * 100, (unsigned long long)len * 99);
+	free(status);
+	free(nodes);
+	free(pages);
+}
+
+TEST_HARNESS_MAIN
