@@ -520,4 +520,45 @@ TEST_F(fs, migrated_before_writeback)
 	free(pages);
 }
 
+/* tools/fleet/fleet-iotop charges the writeback to the exited writer. */
+TEST_F(fs, reporter_names_exited_writer)
+{
+	const char *top = getenv("FLEET_TOP");
+	unsigned long long r, w, wb, best = 0;
+	char cmd[512], line[512], comm[32];
+	size_t len = 8 * MB;
+	int tgid, i;
+	FILE *p;
+
+	ASSERT_NE(NULL, top) TH_LOG("FLEET_TOP not set (run by scripts/run-tests)");
+	write_str(TRACING "/events/sched/sched_process_exit/enable", "0");
+	snprintf(cmd, sizeof(cmd), "%s/tools/fleet/fleet-iotop -i 15 -n 1 -d %u:%u",
+		 top, major(self->rdev), minor(self->rdev));
+	p = popen(cmd, "r");
+	ASSERT_NE(NULL, p);
+	/* it is ready once it has turned the exit event on */
+	for (i = 0; i < 100; i++) {
+		FILE *f = fopen(TRACING "/events/sched/sched_process_exit/enable", "r");
+		int c = f ? fgetc(f) : EOF;
+
+		if (f)
+			fclose(f);
+		if (c == '1')
+			break;
+		usleep(100000);
+	}
+	ASSERT_LT(i, 100) TH_LOG("fleet-iotop did not start");
+	ASSERT_EQ(0, reap(writer(self->file, 0, len, BUFFERED, "ioattr-rep", NULL)));
+	flush();
+	while (fgets(line, sizeof(line), p)) {
+		fputs(line, stderr);
+		if (sscanf(line, "%d %31s %lluK %lluK %lluK", &tgid, comm, &r, &w, &wb) == 5 &&
+		    !strcmp(comm, "ioattr-rep") && wb > best)
+			best = wb;
+	}
+	ASSERT_EQ(0, pclose(p));
+	TH_LOG("fleet-iotop: %lluK written back for ioattr-rep", best);
+	ASSERT_GE(best * 1024 * 100, (unsigned long long)len * 99);
+}
+
 TEST_HARNESS_MAIN
