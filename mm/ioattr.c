@@ -21,6 +21,7 @@
 #include <linux/mm.h>
 #include <linux/page_ext.h>
 #include <linux/pid_namespace.h>
+#include <linux/preempt.h>
 #include <linux/rcupdate.h>
 #include <linux/sched/task.h>
 #include <linux/string.h>
@@ -91,13 +92,20 @@ static u64 ioattr_task_cgroup(struct task_struct *t)
 void __ioattr_dirty(struct folio *folio)
 {
 	long i, nr = folio_nr_pages(folio);
-	struct ioattr_tag tag = {
-		.cgroup = ioattr_task_cgroup(current),
-		.tgid = current->tgid,
-		.flags = IOATTR_TAG_VALID |
-			 (current->flags & PF_KTHREAD ? IOATTR_TAG_KTHREAD : 0),
-	};
-	struct page_ext *ext = page_ext_get(&folio->page);
+	struct ioattr_tag tag = { .flags = IOATTR_TAG_VALID };
+	struct page_ext *ext;
+
+	/*
+	 * Dirtied from interrupt context (a bio completion dirtying the pages
+	 * it read into): current is whoever was interrupted, so the kernel.
+	 */
+	if (in_task()) {
+		tag.cgroup = ioattr_task_cgroup(current);
+		tag.tgid = current->tgid;
+	}
+	if (!in_task() || current->flags & PF_KTHREAD)
+		tag.flags |= IOATTR_TAG_KTHREAD;
+	ext = page_ext_get(&folio->page);
 
 	if (unlikely(!ext))
 		return;
