@@ -83,10 +83,12 @@ FIXTURE(fs) {
 
 FIXTURE_VARIANT(fs) {
 	const char *mkfs;
+	bool jbd2;		/* journal written by a jbd2 thread */
 };
 
 FIXTURE_VARIANT_ADD(fs, ext4) {
 	.mkfs = "mkfs.ext4 -q -F",
+	.jbd2 = true,
 };
 
 FIXTURE_VARIANT_ADD(fs, xfs) {
@@ -291,6 +293,24 @@ static unsigned long long cgroup_ino(const char *path)
 	return stat(path, &st) ? 0 : st.st_ino;
 }
 
+/*
+ * Run writer() in the root cgroup to its end, then, if @writeback, have the
+ * flusher write back what it left dirty; sum the trace for it into @s.
+ * Returns the writer's pid, or -1 if it failed.
+ */
+static pid_t write_and_sum(const char *file, dev_t rdev, size_t len, enum how how,
+			   const char *comm, bool writeback, struct sums *s)
+{
+	pid_t pid = writer(file, 0, len, how, comm, NULL);
+
+	if (reap(pid))
+		return -1;
+	if (writeback)
+		flush();
+	sums(rdev, pid, comm, cgroup_ino(CGROOT), s);
+	return pid;
+}
+
 #define PCT(a, b) ((b) ? 100.0 * (a) / (b) : 0.0)
 
 /* A buffered writer exits before writeback: the flusher's bios are its. */
@@ -298,12 +318,8 @@ TEST_F(fs, writer_exits_before_writeback)
 {
 	size_t len = 8 * MB;
 	struct sums s;
-	pid_t pid;
 
-	pid = writer(self->file, 0, len, BUFFERED, "ioattr-w1", NULL);
-	ASSERT_EQ(0, reap(pid));
-	flush();
-	sums(self->rdev, pid, "ioattr-w1", cgroup_ino(CGROOT), &s);
+	ASSERT_LT(0, write_and_sum(self->file, self->rdev, len, BUFFERED, "ioattr-w1", true, &s));
 	TH_LOG("%llu of %zu bytes attributed to the writer (%.1f%%, source %s); stock block_bio_queue: %.1f%%",
 	       s.tgid_w, len, PCT(s.tgid_w, len), s.how, PCT(s.stock_w, len));
 	ASSERT_GE(s.tgid_w * 100, (unsigned long long)len * 99);
@@ -380,12 +396,8 @@ TEST_F(fs, mmap_writes)
 {
 	size_t len = 8 * MB;
 	struct sums s;
-	pid_t pid;
 
-	pid = writer(self->file, 0, len, MMAP, "ioattr-mmap", NULL);
-	ASSERT_EQ(0, reap(pid));
-	flush();
-	sums(self->rdev, pid, "ioattr-mmap", cgroup_ino(CGROOT), &s);
+	ASSERT_LT(0, write_and_sum(self->file, self->rdev, len, MMAP, "ioattr-mmap", true, &s));
 	TH_LOG("%.1f%% of %zu bytes attributed (source %s)", PCT(s.tgid_w, len), len, s.how);
 	ASSERT_GE(s.tgid_w * 100, (unsigned long long)len * 99);
 	ASSERT_STREQ("dirtier", s.how);
@@ -396,11 +408,8 @@ TEST_F(fs, fsync)
 {
 	size_t len = 4 * MB;
 	struct sums s;
-	pid_t pid;
 
-	pid = writer(self->file, 0, len, FSYNC, "ioattr-fsync", NULL);
-	ASSERT_EQ(0, reap(pid));
-	sums(self->rdev, pid, "ioattr-fsync", cgroup_ino(CGROOT), &s);
+	ASSERT_LT(0, write_and_sum(self->file, self->rdev, len, FSYNC, "ioattr-fsync", false, &s));
 	TH_LOG("%.1f%% of %zu bytes attributed (source %s)", PCT(s.tgid_w, len), len, s.how);
 	ASSERT_GE(s.tgid_w * 100, (unsigned long long)len * 99);
 }
@@ -410,11 +419,8 @@ TEST_F(fs, direct_io)
 {
 	size_t len = 4 * MB;
 	struct sums s;
-	pid_t pid;
 
-	pid = writer(self->file, 0, len, DIRECT, "ioattr-dio", NULL);
-	ASSERT_EQ(0, reap(pid));
-	sums(self->rdev, pid, "ioattr-dio", cgroup_ino(CGROOT), &s);
+	ASSERT_LT(0, write_and_sum(self->file, self->rdev, len, DIRECT, "ioattr-dio", false, &s));
 	TH_LOG("%.1f%% of %zu bytes attributed (source %s)", PCT(s.tgid_w, len), len, s.how);
 	ASSERT_GE(s.tgid_w * 100, (unsigned long long)len * 99);
 	ASSERT_STREQ("submitter", s.how);
@@ -463,16 +469,12 @@ TEST_F(fs, metadata_is_kernel)
 {
 	size_t len = 4 * MB;
 	struct sums s;
-	pid_t pid;
 
-	pid = writer(self->file, 0, len, BUFFERED, "ioattr-meta", NULL);
-	ASSERT_EQ(0, reap(pid));
-	flush();
-	sums(self->rdev, pid, "ioattr-meta", cgroup_ino(CGROOT), &s);
+	ASSERT_LT(0, write_and_sum(self->file, self->rdev, len, BUFFERED, "ioattr-meta", true, &s));
 	TH_LOG("%llu bytes marked kernel (%llu by jbd2), %llu of data by the writer",
 	       s.kernel, s.jbd2, s.tgid_w);
 	ASSERT_GT(s.kernel, 0);
-	if (!strcmp(variant->mkfs, "mkfs.ext4 -q -F"))
+	if (variant->jbd2)
 		ASSERT_GT(s.jbd2, 0);
 }
 
