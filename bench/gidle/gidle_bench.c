@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * SCHED_GIDLE against SCHED_IDLE, side by side on one kernel:
+ *
+ *  1. throughput of a fair CPU hog alone, beside 2 SCHED_IDLE hogs and
+ *     beside 2 SCHED_GIDLE hogs on its CPU, and the share they took;
+ *  2. wake-up latency (p50/p99) of a fair task with a 1 ms period on a CPU
+ *     with no background, SCHED_IDLE background and GIDLE background;
+ *  3. the share of idle CPUs that N SCHED_IDLE / GIDLE hogs fill;
+ *  4. lock-holder inversion: a holder asleep in the kernel with a file's
+ *     i_rwsem (tests/gidle/gidle.h), fair hogs on every CPU, a fair waiter:
+ *     the waiter's wait after the holder could go on, for a SCHED_OTHER,
+ *     a SCHED_IDLE and a GIDLE holder, and a GIDLE holder with the boost
+ *     off (sched feature NO_GIDLE_BOOST), capped at CAP seconds.
+ *
+ * Environment: SECS (3) per throughput/latency/fill run, REPS (3), CAP (30).
+ */
+#include "gidle.h"
+
+#include <math.h>
+#include <sys/mount.h>
+
+#define MS	1000000ULL
+#define LOCKFILE	"/tmp/gidle-bench-lock"
+#define FEATURES	"/sys/kernel/debug/sched/features"
+
+static int secs = 3, reps = 3, cap = 30, cpu_last;
+
+static int env_int(const char *name, int def)
+{
+	const char *v = getenv(name);
+
+	return v && atoi(v) > 0 ? atoi(v) : def;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static const char *pname(int policy)
+{
+	return policy == SCHED_IDLE ? "SCHED_IDLE" :
+	       policy == SCHED_GIDLE ? "SCHED_GIDLE" :
+	       policy == SCHED_OTHER ? "SCHED_OTHER" : "none";
+}
+
+/* A fair hog counting loops into shared memory. */
+static pid_t counting_hog(volatile unsigned long *count, int cpu)
+{
+	pid_t pid = fork();
+
+	if (pid)
+		return pid;
+	pin_cpu(0, cpu);
+	for (;;)
+		(*count)++;
+}
+
+/* Loops/s of a fair hog on cpu_last beside 2 hogs of @bg; their share. */
+static double throughput(int bg, double *bg_share)
+{
+	volatile unsigned long *count = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+					     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	unsigned long long t0, t1, b0 = 0, b1 = 0;
+	unsigned long c0, c1;
+	pid_t pids[3] = { 0 };
+	int i;
+
+	pids[0] = counting_hog(count, cpu_last);
+	for (i = 1; bg >= 0 && i < 3; i++)
+		pids[i] = spawn_hog(bg, cpu_last);
+	usleep(300 * 1000);
+	t0 = now_ns();
+	c0 = *count;
+	for (i = 1; i < 3; i++)
+		b0 += pids[i] ? cputime_ns(pids[i]) : 0;
+	sleep(secs);
+	t1 = now_ns();
+	c1 = *count;
+	for (i = 1; i < 3; i++)
+		b1 += pids[i] ? cputime_ns(pids[i]) : 0;
+	kill_all(pids, 3);
+	munmap((void *)count, 4096);
+	*bg_share = (double)(b1 - b0) / (t1 - t0);
+	return (c1 - c0) / ((t1 - t0) / 1e9);
+}
+
+/* p50/p99 wake-up latency (us) of a 1 ms periodic fair task beside @bg. */
+static void latency(int bg, double *p50, double *p99)
+{
+	int n = secs * 1000, i, j;
+	double *lat = calloc(n, sizeof(*lat));
+	pid_t pids[2] = { 0 };
+	struct timespec next;
+	int pfd[2];
+
+	for (i = 0; bg >= 0 && i < 2; i++)
+		pids[i] = spawn_hog(bg, cpu_last);
+	usleep(300 * 1000);
+	if (pipe(pfd))
+		exit(1);
+	if (!fork()) {
+		pin_cpu(0, cpu_last);
+		clock_gettime(CLOCK_MONOTONIC, &next);
+		for (j = 0; j < n; j++) {
+			struct timespec now;
+
+			next.tv_nsec += 1000000;
+			if (next.tv_nsec >= 1000000000) {
+				next.tv_nsec -= 1000000000;
+				next.tv_sec++;
+			}
+			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			lat[j] = ((now.tv_sec - next.tv_sec) * 1e9 +
+				  (now.tv_nsec - next.tv_nsec)) / 1e3;
+		}
+		if (write(pfd[1], lat, n * sizeof(*lat)) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(pfd[1]);
+	for (i = 0; i < (int)(n * sizeof(*lat));) {
+		ssize_t r = read(pfd[0], (char *)lat + i, n * sizeof(*lat) - i);
+
+		if (r <= 0)
+			break;
+		i += r;
+	}
+	close(pfd[0]);
+	wait(NULL);
+	kill_all(pids, 2);
+	qsort(lat, n, sizeof(*lat), cmp_double);
+	*p50 = lat[n / 2];
+	*p99 = lat[n * 99 / 100];
+	free(lat);
+}
+
+/* Share of N idle CPUs that N hogs of @policy fill. */
+static double fill(int policy, int ncpu)
+{
+	unsigned long long t0, t1, c0 = 0, c1 = 0;
+	pid_t pids[256];
+	int i;
+
+	for (i = 0; i < ncpu; i++)
+		pids[i] = spawn_hog(policy, -1);
+	usleep(300 * 1000);
+	t0 = now_ns();
+	for (i = 0; i < ncpu; i++)
+		c0 += cputime_ns(pids[i]);
+	sleep(secs);
+	t1 = now_ns();
+	for (i = 0; i < ncpu; i++)
+		c1 += cputime_ns(pids[i]);
+	kill_all(pids, ncpu);
+	return (double)(c1 - c0) / ((t1 - t0) * (double)ncpu);
+}
+
+static int set_feature(const char *feat)
+{
+	int fd = open(FEATURES, O_WRONLY), ok;
+
+	if (fd < 0)
+		return -errno;
+	ok = write(fd, feat, strlen(feat)) == (ssize_t)strlen(feat) ? 0 : -errno;
+	close(fd);
+	return ok;
+}
+
+/* Waiter's wait (ms) after the holder could go on; > cap: never released. */
+static double inversion(int policy, int ncpu, long long *boosts)
+{
+	pid_t hogs[256];
+	struct holder h;
+	struct waiter w;
+	double ms;
+	int i;
+
+	if (holder_start(&h, policy, LOCKFILE))
+		return -1;
+	for (i = 0; i < ncpu; i++)
+		hogs[i] = spawn_hog(SCHED_OTHER, i);
+	usleep(100 * 1000);
+	if (waiter_start(&w, LOCKFILE))
+		return -1;
+	usleep(100 * 1000);
+	holder_resolve(&h);
+	waiter_wait(&w, cap * 1000 * MS);
+	ms = w.done == 1 ? (w.end_ns - h.resolved_ns) / 1e6 : -2;
+	*boosts = proc_sched_field(h.pid, "gidle.nr_boosts");
+	kill_all(hogs, ncpu);
+	if (w.done != 1)
+		waiter_wait(&w, 60000 * MS);
+	kill_all(&h.pid, 1);
+	close(h.uffd);
+	return ms;
+}
+
+int main(void)
+{
+	int bgs[3] = { -1, SCHED_IDLE, SCHED_GIDLE }, ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	double tp[3], share[3], p50[3], p99[3], v[16], s[16], q[16];
+	double worst[4] = { 0 };
+	long long boosts[4] = { 0 };
+	int i, r, ok = 1, hpol[4] = { SCHED_OTHER, SCHED_IDLE, SCHED_GIDLE, SCHED_GIDLE };
+	const char *hname[4] = { "SCHED_OTHER", "SCHED_IDLE", "SCHED_GIDLE", "GIDLE, no boost" };
+
+	secs = env_int("SECS", 3);
+	reps = env_int("REPS", 3);
+	cap = env_int("CAP", 30);
+	if (reps > 16)
+		reps = 16;
+	cpu_last = ncpu - 1;
+	if (ncpu > 1)
+		pin_cpu(0, 0);
+	mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
+	printf("# gidle bench: %d CPUs, %d s runs, %d reps (medians), cap %d s\n",
+	       ncpu, secs, reps, cap);
+
+	printf("\n1. fair hog on cpu%d: loops/s, ratio to alone, background's CPU share\n",
+	       cpu_last);
+	for (i = 0; i < 3; i++) {
+		for (r = 0; r < reps; r++)
+			v[r] = throughput(bgs[i], &s[r]);
+		tp[i] = median(v, reps);
+		share[i] = median(s, reps);
+		printf("   beside %-12s %14.0f  %.5f  %.4f%%\n", pname(bgs[i]), tp[i],
+		       tp[i] / tp[0], 100 * share[i]);
+	}
+
+	printf("\n2. wake-up latency of a 1 ms periodic fair task on cpu%d (us)\n", cpu_last);
+	for (i = 0; i < 3; i++) {
+		for (r = 0; r < reps; r++)
+			latency(bgs[i], &v[r], &q[r]);
+		p50[i] = median(v, reps);
+		p99[i] = median(q, reps);
+		printf("   background %-12s p50 %8.1f  p99 %8.1f  p99 ratio %.3f\n",
+		       pname(bgs[i]), p50[i], p99[i], p99[i] / p99[0]);
+	}
+
+	printf("\n3. %d hogs alone on %d CPUs: share of the idle CPU they fill\n", ncpu, ncpu);
+	for (i = 1; i < 3; i++) {
+		for (r = 0; r < reps; r++)
+			v[r] = fill(bgs[i], ncpu);
+		s[i] = median(v, reps);
+		printf("   %-12s %.2f%%\n", pname(bgs[i]), 100 * s[i]);
+	}
+
+	printf("\n4. lock-holder inversion: fair waiter's wait after the holder could go on (ms)\n");
+	for (i = 0; i < 4; i++) {
+		int n = (i == 1 || i == 3) ? 1 : reps;
+
+		if (i == 3 && set_feature("NO_GIDLE_BOOST")) {
+			printf("   %-16s not run: %s not writable\n", hname[i], FEATURES);
+			worst[i] = -1;
+			continue;
+		}
+		for (r = 0; r < n; r++) {
+			double ms = inversion(hpol[i], ncpu, &boosts[i]);
+
+			if (ms == -2 || worst[i] == -2)
+				worst[i] = -2;
+			else if (ms > worst[i])
+				worst[i] = ms;
+		}
+		if (i == 3)
+			set_feature("GIDLE_BOOST");
+		if (worst[i] == -2)
+			printf("   %-16s worst  > %d000 (not released while the hogs ran)\n",
+			       hname[i], cap);
+		else
+			printf("   %-16s worst %9.1f  (%d runs, holder boosts %lld)\n",
+			       hname[i], worst[i], n, boosts[i]);
+	}
+
+	printf("\nTargets\n");
+	printf("   fair throughput beside GIDLE >= 99.9%% of alone: %.3f%% (SCHED_IDLE %.3f%%) %s\n",
+	       100 * tp[2] / tp[0], 100 * tp[1] / tp[0], tp[2] / tp[0] >= 0.999 ? "met" : "MISSED");
+	ok &= tp[2] / tp[0] >= 0.999;
+	printf("   fair p99 beside GIDLE within 10%% of none: %.3f %s\n", p99[2] / p99[0],
+	       p99[2] <= 1.1 * p99[0] ? "met" : "MISSED");
+	ok &= p99[2] <= 1.1 * p99[0];
+	printf("   GIDLE fills >= 99%% of idle CPU: %.2f%% %s\n", 100 * s[2],
+	       s[2] >= 0.99 ? "met" : "MISSED");
+	ok &= s[2] >= 0.99;
+	/* "a few times": 4x, and 10 ms of slack for a near-zero SCHED_OTHER wait */
+	printf("   GIDLE holder's worst wait <= 4 x SCHED_OTHER's + 10 ms: %.1f vs %.1f ms %s\n",
+	       worst[2], worst[0], worst[2] >= 0 && worst[2] <= 4 * worst[0] + 10 ? "met" : "MISSED");
+	ok &= worst[2] >= 0 && worst[2] <= 4 * worst[0] + 10;
+	printf("%s\n", ok ? "all targets met" : "some targets missed");
+	return 0;
+}

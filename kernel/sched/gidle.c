@@ -1,0 +1,468 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * SCHED_GIDLE: a scheduling class strictly below fair (and ext).
+ *
+ * A GIDLE task runs on a CPU only when no stop, deadline, rt, fair or ext
+ * task is runnable there, and any such wakeup preempts it. GIDLE tasks of
+ * one CPU share it round-robin. Idle CPUs find GIDLE work: wakeups go to an
+ * idle CPU, a CPU about to go idle pulls a waiting GIDLE task after fair
+ * newidle balancing found nothing, and a GIDLE task preempted by a higher
+ * class is pushed to an idle CPU if there is one.
+ *
+ * A class strictly below fair would turn every kernel lock a GIDLE task
+ * holds into an unbounded priority inversion. So a GIDLE task that blocks,
+ * or is preempted, while in the kernel is boosted into the fair class (at
+ * the weight of nice 0) until it next returns to user space, where it
+ * drops back; a task preempted in user space holds no kernel lock and is
+ * not boosted. An rt_mutex waiter (a PI futex, say) lifts a GIDLE owner
+ * into the fair class as well. See Documentation/scheduler/sched-gidle.rst.
+ */
+
+/* Round-robin slice among the GIDLE tasks of a CPU, in ticks. */
+#define GIDLE_TIMESLICE		max(1, 10 * HZ / 1000)
+
+/* CPUs with a GIDLE task queued that is not running there. */
+static struct cpumask gidle_waiting_mask;
+
+#ifdef CONFIG_SMP
+static DEFINE_PER_CPU(struct balance_callback, gidle_push_head);
+#endif
+
+void init_gidle_rq(struct gidle_rq *gidle_rq)
+{
+	INIT_LIST_HEAD(&gidle_rq->queue);
+	gidle_rq->nr_running = 0;
+	gidle_rq->curr = NULL;
+	gidle_rq->waiting = false;
+}
+
+bool sched_gidle_waiting(void)
+{
+	return !cpumask_empty(&gidle_waiting_mask);
+}
+
+static void gidle_update_waiting(struct rq *rq)
+{
+	bool waiting = rq->gidle.nr_running > (rq->gidle.curr ? 1 : 0);
+
+	if (waiting == rq->gidle.waiting)
+		return;
+	rq->gidle.waiting = waiting;
+	if (waiting)
+		cpumask_set_cpu(cpu_of(rq), &gidle_waiting_mask);
+	else
+		cpumask_clear_cpu(cpu_of(rq), &gidle_waiting_mask);
+}
+
+static void update_curr_gidle(struct rq *rq)
+{
+	s64 delta_exec = update_curr_common(rq);
+
+	if (delta_exec > 0)
+		rq->gidle.run_ns += delta_exec;
+}
+
+static void enqueue_task_gidle(struct rq *rq, struct task_struct *p, int flags)
+{
+	list_add_tail(&p->gidle.run_list, &rq->gidle.queue);
+	rq->gidle.nr_running++;
+	add_nr_running(rq, 1);
+	gidle_update_waiting(rq);
+}
+
+static bool dequeue_task_gidle(struct rq *rq, struct task_struct *p, int flags)
+{
+	list_del_init(&p->gidle.run_list);
+	rq->gidle.nr_running--;
+	sub_nr_running(rq, 1);
+	if (rq->gidle.curr == p) {
+		update_curr_gidle(rq);
+		rq->gidle.curr = NULL;
+	}
+	gidle_update_waiting(rq);
+	return true;
+}
+
+static void yield_task_gidle(struct rq *rq)
+{
+	list_move_tail(&rq->curr->gidle.run_list, &rq->gidle.queue);
+}
+
+static void wakeup_preempt_gidle(struct rq *rq, struct task_struct *p, int flags)
+{
+	/* GIDLE tasks never preempt each other: they rotate at the tick. */
+}
+
+static struct task_struct *pick_task_gidle(struct rq *rq)
+{
+	return list_first_entry_or_null(&rq->gidle.queue, struct task_struct,
+					gidle.run_list);
+}
+
+static void set_next_task_gidle(struct rq *rq, struct task_struct *p, bool first)
+{
+	p->se.exec_start = rq_clock_task(rq);
+	rq->gidle.curr = p;
+	gidle_update_waiting(rq);
+}
+
+#ifdef CONFIG_SMP
+static void gidle_push_tasks(struct rq *rq);
+
+static void put_prev_task_gidle(struct rq *rq, struct task_struct *p,
+				struct task_struct *next)
+{
+	update_curr_gidle(rq);
+	rq->gidle.curr = NULL;
+	gidle_update_waiting(rq);
+
+	/*
+	 * In the pick path, preempted by a higher class or rotated out for
+	 * another GIDLE task: a GIDLE task is left waiting here, which an
+	 * idle CPU may take over.
+	 */
+	if (next && rq->gidle.nr_running > (next->sched_class == &gidle_sched_class))
+		queue_balance_callback(rq, &per_cpu(gidle_push_head, cpu_of(rq)),
+				       gidle_push_tasks);
+}
+
+/* is_cpu_allowed() for a user task (GIDLE tasks are user tasks) */
+static bool gidle_cpu_allowed(struct task_struct *p, int cpu)
+{
+	if (!cpumask_test_cpu(cpu, p->cpus_ptr))
+		return false;
+	return is_migration_disabled(p) ? cpu_online(cpu) : cpu_active(cpu);
+}
+
+static int find_idle_cpu_gidle(struct task_struct *p, int from)
+{
+	int cpu;
+
+	for_each_cpu_wrap(cpu, p->cpus_ptr, from) {
+		if (cpu != from && cpu_active(cpu) && available_idle_cpu(cpu))
+			return cpu;
+	}
+	return -1;
+}
+
+/* A queued GIDLE task of @rq that another CPU could run. */
+static struct task_struct *gidle_pushable_task(struct rq *rq)
+{
+	struct task_struct *p;
+
+	list_for_each_entry(p, &rq->gidle.queue, gidle.run_list) {
+		if (p != rq->gidle.curr && !task_on_cpu(rq, p) &&
+		    !is_migration_disabled(p) && p->nr_cpus_allowed > 1)
+			return p;
+	}
+	return NULL;
+}
+
+/*
+ * Move waiting GIDLE tasks of @rq to idle CPUs, a few at a time. Called
+ * with rq locked (and unpinned), from a balance callback or on wakeup;
+ * double_lock_balance() may drop the lock, so look again after it.
+ */
+static void gidle_push_tasks(struct rq *rq)
+{
+	int budget;
+
+	for (budget = 4; budget; budget--) {
+		struct task_struct *p = gidle_pushable_task(rq);
+		struct rq *dst_rq;
+		bool moved = false;
+		int cpu;
+
+		if (!p)
+			return;
+		cpu = find_idle_cpu_gidle(p, cpu_of(rq));
+		if (cpu < 0)
+			return;
+		dst_rq = cpu_rq(cpu);
+		double_lock_balance(rq, dst_rq);
+		if (task_rq(p) == rq && task_on_rq_queued(p) &&
+		    p->sched_class == &gidle_sched_class && !task_on_cpu(rq, p) &&
+		    p != rq->gidle.curr && !dst_rq->nr_running &&
+		    !is_migration_disabled(p) && gidle_cpu_allowed(p, cpu)) {
+			deactivate_task(rq, p, 0);
+			set_task_cpu(p, cpu);
+			activate_task(dst_rq, p, 0);
+			resched_curr(dst_rq);
+			rq->gidle.nr_pushed++;
+			moved = true;
+		}
+		double_unlock_balance(rq, dst_rq);
+		if (!moved)
+			return;
+	}
+}
+
+static void task_woken_gidle(struct rq *rq, struct task_struct *p)
+{
+	if (rq->gidle.waiting && p->nr_cpus_allowed > 1 && !task_on_cpu(rq, p))
+		gidle_push_tasks(rq);
+}
+
+/*
+ * A CPU about to go idle pulls a waiting GIDLE task from another CPU. Called
+ * from the pick path after the classes above found nothing (so fair newidle
+ * balancing has run first).
+ */
+static int balance_gidle(struct rq *rq, struct task_struct *prev,
+			 struct rq_flags *rf)
+{
+	int this_cpu = cpu_of(rq), cpu;
+
+	if (rq->gidle.nr_running)
+		return 1;
+	if (cpumask_empty(&gidle_waiting_mask) || !cpu_active(this_cpu))
+		return 0;
+
+	rq_unpin_lock(rq, rf);
+	for_each_cpu(cpu, &gidle_waiting_mask) {
+		struct rq *src_rq = cpu_rq(cpu);
+		struct task_struct *p, *pulled = NULL;
+
+		if (cpu == this_cpu)
+			continue;
+		double_lock_balance(rq, src_rq);
+		list_for_each_entry(p, &src_rq->gidle.queue, gidle.run_list) {
+			if (p == src_rq->gidle.curr || task_on_cpu(src_rq, p) ||
+			    is_migration_disabled(p) ||
+			    !gidle_cpu_allowed(p, this_cpu))
+				continue;
+			deactivate_task(src_rq, p, 0);
+			set_task_cpu(p, this_cpu);
+			activate_task(rq, p, 0);
+			pulled = p;
+			break;
+		}
+		double_unlock_balance(rq, src_rq);
+		if (pulled) {
+			rq->gidle.nr_pulled++;
+			break;
+		}
+		if (rq->nr_running)
+			break;
+	}
+	rq_repin_lock(rq, rf);
+
+	return rq->nr_running > 0;
+}
+
+static int select_task_rq_gidle(struct task_struct *p, int prev_cpu, int flags)
+{
+	unsigned int best_nr = UINT_MAX;
+	int cpu, best = prev_cpu;
+
+	if (!(flags & (WF_TTWU | WF_FORK | WF_EXEC)))
+		return prev_cpu;
+
+	/* Spread: an idle CPU first, else the one with the fewest tasks. */
+	if (cpumask_test_cpu(prev_cpu, p->cpus_ptr) && available_idle_cpu(prev_cpu))
+		return prev_cpu;
+
+	for_each_cpu_wrap(cpu, p->cpus_ptr, prev_cpu) {
+		unsigned int nr;
+
+		if (!cpu_active(cpu))
+			continue;
+		if (available_idle_cpu(cpu))
+			return cpu;
+		nr = READ_ONCE(cpu_rq(cpu)->nr_running);
+		if (nr < best_nr) {
+			best_nr = nr;
+			best = cpu;
+		}
+	}
+	return best;
+}
+#else
+static void put_prev_task_gidle(struct rq *rq, struct task_struct *p,
+				struct task_struct *next)
+{
+	update_curr_gidle(rq);
+	rq->gidle.curr = NULL;
+	gidle_update_waiting(rq);
+}
+#endif /* CONFIG_SMP */
+
+static void task_tick_gidle(struct rq *rq, struct task_struct *p, int queued)
+{
+	update_curr_gidle(rq);
+
+	if (--p->gidle.time_slice)
+		return;
+	p->gidle.time_slice = GIDLE_TIMESLICE;
+	if (rq->gidle.nr_running > 1) {
+		list_move_tail(&p->gidle.run_list, &rq->gidle.queue);
+		resched_curr(rq);
+	}
+}
+
+static void switched_to_gidle(struct rq *rq, struct task_struct *p)
+{
+	if (!task_on_rq_queued(p))
+		return;
+	if (task_current(rq, p)) {
+		/* Anything of a higher class queued here goes first. */
+		if (rq->nr_running > rq->gidle.nr_running)
+			resched_curr(rq);
+	} else if (rq->curr == rq->idle) {
+		resched_curr(rq);
+	}
+}
+
+static void prio_changed_gidle(struct rq *rq, struct task_struct *p, int oldprio)
+{
+}
+
+static unsigned int get_rr_interval_gidle(struct rq *rq, struct task_struct *p)
+{
+	return GIDLE_TIMESLICE;
+}
+
+DEFINE_SCHED_CLASS(gidle) = {
+	.enqueue_task		= enqueue_task_gidle,
+	.dequeue_task		= dequeue_task_gidle,
+	.yield_task		= yield_task_gidle,
+
+	.wakeup_preempt		= wakeup_preempt_gidle,
+
+	.pick_task		= pick_task_gidle,
+	.put_prev_task		= put_prev_task_gidle,
+	.set_next_task		= set_next_task_gidle,
+
+#ifdef CONFIG_SMP
+	.balance		= balance_gidle,
+	.select_task_rq		= select_task_rq_gidle,
+	.task_woken		= task_woken_gidle,
+	.set_cpus_allowed	= set_cpus_allowed_common,
+#endif
+
+	.task_tick		= task_tick_gidle,
+
+	.prio_changed		= prio_changed_gidle,
+	.switched_to		= switched_to_gidle,
+	.get_rr_interval	= get_rr_interval_gidle,
+	.update_curr		= update_curr_gidle,
+};
+
+/*
+ * Move @p between the GIDLE and the fair class (boost and unboost), the way
+ * rt_mutex_setprio() changes a class. Called with rq locked; @p may be
+ * running, queued or blocked.
+ */
+static void gidle_switch_class(struct rq *rq, struct task_struct *p,
+			       const struct sched_class *next_class)
+{
+	const struct sched_class *prev_class = p->sched_class;
+	int flags = DEQUEUE_SAVE | DEQUEUE_MOVE | DEQUEUE_NOCLOCK;
+	bool queued, running;
+
+	lockdep_assert_rq_held(rq);
+	if (prev_class == next_class)
+		return;
+
+	if (p->se.sched_delayed)
+		dequeue_task(rq, p, DEQUEUE_SLEEP | DEQUEUE_DELAYED | DEQUEUE_NOCLOCK);
+
+	queued = task_on_rq_queued(p);
+	running = task_current(rq, p);
+	if (queued)
+		dequeue_task(rq, p, flags);
+	if (running)
+		put_prev_task(rq, p);
+
+	p->sched_class = next_class;
+	check_class_changing(rq, p, prev_class);
+
+	if (queued)
+		enqueue_task(rq, p, flags);
+	if (running)
+		set_next_task(rq, p);
+
+	check_class_changed(rq, p, prev_class, p->prio);
+}
+
+/*
+ * __schedule() is switching @p out in the kernel: it blocks, or it is
+ * preempted in kernel mode. It may hold a mutex, an rwsem or a page lock,
+ * so it competes in the fair class until it returns to user space.
+ */
+void sched_gidle_boost(struct rq *rq, struct task_struct *p)
+{
+	p->gidle.boosted = 1;
+	p->gidle.nr_boosts++;
+	gidle_switch_class(rq, p, &fair_sched_class);
+}
+
+/* Back to user space: drop the boost. Interrupts are disabled. */
+void sched_gidle_unboost(void)
+{
+	struct task_struct *p = current;
+	struct rq_flags rf;
+	struct rq *rq;
+
+	rq = task_rq_lock(p, &rf);
+	if (p->gidle.boosted) {
+		update_rq_clock(rq);
+		p->gidle.boosted = 0;
+		gidle_switch_class(rq, p, gidle_class_of(p, __setscheduler_class(p->policy, p->prio)));
+	}
+	task_rq_unlock(rq, p, &rf);
+}
+
+/*
+ * A GIDLE task waiting behind busy fair work cannot act on SIGKILL, a
+ * freeze request (system or cgroup) or a group stop, and would hold its
+ * memory, the freezer or the stop until the CPU goes idle: lift it into
+ * the fair class (it acts on them in the kernel), checked at each tick.
+ */
+void sched_gidle_tick(struct rq *rq)
+{
+	struct task_struct *p, *n;
+
+	lockdep_assert_rq_held(rq);
+	if (!rq->gidle.waiting)
+		return;
+	list_for_each_entry_safe(p, n, &rq->gidle.queue, gidle.run_list) {
+		if (p == rq->gidle.curr || p->gidle.boosted)
+			continue;
+		if (__fatal_signal_pending(p) || freezing(p) ||
+		    (p->jobctl & (JOBCTL_TRAP_FREEZE | JOBCTL_STOP_PENDING)))
+			sched_gidle_boost(rq, p);
+	}
+}
+
+#ifdef CONFIG_SCHED_DEBUG
+static int sched_gidle_stats_show(struct seq_file *m, void *v)
+{
+	int cpu;
+
+	seq_puts(m, "# cpu nr_running run_ns boosted_ns pulled pushed\n");
+	for_each_online_cpu(cpu) {
+		struct rq *rq = cpu_rq(cpu);
+
+		seq_printf(m, "cpu%d %u %llu %llu %llu %llu\n", cpu,
+			   READ_ONCE(rq->gidle.nr_running),
+			   READ_ONCE(rq->gidle.run_ns),
+			   READ_ONCE(rq->gidle.boosted_ns),
+			   READ_ONCE(rq->gidle.nr_pulled),
+			   READ_ONCE(rq->gidle.nr_pushed));
+	}
+	return 0;
+}
+
+static int sched_gidle_stats_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, sched_gidle_stats_show, NULL);
+}
+
+const struct file_operations sched_gidle_stats_fops = {
+	.open		= sched_gidle_stats_open,
+	.read		= seq_read,
+	.llseek		= seq_lseek,
+	.release	= single_release,
+};
+#endif

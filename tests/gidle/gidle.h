@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by tests/gidle and bench/gidle: CPU hogs of a policy,
+ * per-process CPU time, and a lock holder that sleeps in the kernel with a
+ * file's i_rwsem held (a write() whose source buffer faults on a
+ * userfaultfd page that the caller resolves when it likes).
+ */
+#ifndef FLEET_GIDLE_H
+#define FLEET_GIDLE_H
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef SCHED_GIDLE
+#define SCHED_GIDLE	8
+#endif
+#ifndef SCHED_RESET_ON_FORK
+#define SCHED_RESET_ON_FORK	0x40000000
+#endif
+
+static inline unsigned long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static inline int set_policy(pid_t pid, int policy)
+{
+	struct sched_param sp = { 0 };
+
+	return sched_setscheduler(pid, policy, &sp) ? -errno : 0;
+}
+
+static inline int pin_cpu(pid_t pid, int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(pid, sizeof(set), &set) ? -errno : 0;
+}
+
+static inline int unpin(pid_t pid)
+{
+	cpu_set_t set;
+	int cpu;
+
+	CPU_ZERO(&set);
+	for (cpu = 0; cpu < sysconf(_SC_NPROCESSORS_ONLN); cpu++)
+		CPU_SET(cpu, &set);
+	return sched_setaffinity(pid, sizeof(set), &set) ? -errno : 0;
+}
+
+/* A child spinning in user space under @policy, on @cpu (-1: anywhere). */
+static inline pid_t spawn_hog(int policy, int cpu)
+{
+	pid_t pid = fork();
+
+	if (pid)
+		return pid;
+	if (cpu >= 0 && pin_cpu(0, cpu))
+		_exit(2);
+	if (cpu == -2 && unpin(0))
+		_exit(2);
+	if (policy != SCHED_OTHER && set_policy(0, policy))
+		_exit(3);
+	for (volatile unsigned long n = 0;; n++)
+		;
+}
+
+static inline void kill_all(pid_t *pids, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (pids[i] > 0)
+			kill(pids[i], SIGKILL);
+	for (i = 0; i < n; i++)
+		if (pids[i] > 0)
+			waitpid(pids[i], NULL, 0);
+}
+
+/* CPU time a process has used, in ns (0 if it is gone). */
+static inline unsigned long long cputime_ns(pid_t pid)
+{
+	struct timespec ts;
+	clockid_t clk;
+
+	if (clock_getcpuclockid(pid, &clk) || clock_gettime(clk, &ts))
+		return 0;
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* A field of /proc/PID/sched ("gidle.nr_boosts", "policy"), or -1. */
+static inline long long proc_sched_field(pid_t pid, const char *name)
+{
+	char path[64], line[256];
+	long long val = -1;
+	size_t len = strlen(name);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/sched", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+
+		if (!strncmp(line, name, len) && line[len] == ' ' && colon) {
+			val = strtoll(colon + 1, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return val;
+}
+
+static inline int send_fd(int sock, int fd)
+{
+	char buf[CMSG_SPACE(sizeof(int))] = { 0 }, c = 'f';
+	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = buf, .msg_controllen = sizeof(buf),
+	};
+	struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
+
+	cmsg->cmsg_level = SOL_SOCKET;
+	cmsg->cmsg_type = SCM_RIGHTS;
+	cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
+	return sendmsg(sock, &msg, 0) == 1 ? 0 : -1;
+}
+
+static inline int recv_fd(int sock)
+{
+	char buf[CMSG_SPACE(sizeof(int))] = { 0 }, c;
+	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = buf, .msg_controllen = sizeof(buf),
+	};
+	struct cmsghdr *cmsg;
+	int fd;
+
+	if (recvmsg(sock, &msg, 0) != 1)
+		return -1;
+	cmsg = CMSG_FIRSTHDR(&msg);
+	if (!cmsg || cmsg->cmsg_type != SCM_RIGHTS)
+		return -1;
+	memcpy(&fd, CMSG_DATA(cmsg), sizeof(int));
+	return fd;
+}
+
+/*
+ * The holder: a child that write()s one page to @path from a buffer whose
+ * page is missing under userfaultfd. The write takes the file's i_rwsem,
+ * then faults the source in and sleeps in handle_userfault() until the
+ * parent resolves the fault: a task asleep in the kernel with a lock held.
+ */
+struct holder {
+	pid_t pid;
+	int uffd;
+	unsigned long addr;
+	unsigned long long faulted_ns, resolved_ns;
+};
+
+static inline int holder_start(struct holder *h, int policy, const char *path)
+{
+	int sv[2], ready = 0;
+	struct uffd_msg msg;
+	struct pollfd pfd;
+
+	memset(h, 0, sizeof(*h));
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
+		return -errno;
+	h->pid = fork();
+	if (h->pid < 0)
+		return -errno;
+	if (!h->pid) {
+		long page = sysconf(_SC_PAGESIZE);
+		struct uffdio_api api = { .api = UFFD_API };
+		struct uffdio_register reg = { 0 };
+		void *area;
+		int uffd, fd;
+
+		close(sv[0]);
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		area = mmap(NULL, page, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
+		if (fd < 0 || area == MAP_FAILED || uffd < 0 ||
+		    ioctl(uffd, UFFDIO_API, &api))
+			_exit(10);
+		reg.range.start = (unsigned long)area;
+		reg.range.len = page;
+		reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+		if (ioctl(uffd, UFFDIO_REGISTER, &reg) || send_fd(sv[1], uffd))
+			_exit(11);
+		if (write(sv[1], &area, sizeof(area)) != sizeof(area))
+			_exit(12);
+		if (read(sv[1], &ready, sizeof(ready)) != sizeof(ready))
+			_exit(13);
+		if (policy != SCHED_OTHER && set_policy(0, policy))
+			_exit(14);
+		if (write(fd, area, page) != page)
+			_exit(15);
+		_exit(0);
+	}
+	close(sv[1]);
+	h->uffd = recv_fd(sv[0]);
+	if (h->uffd < 0 || read(sv[0], &h->addr, sizeof(h->addr)) != sizeof(h->addr))
+		goto fail;
+	if (write(sv[0], &ready, sizeof(ready)) != sizeof(ready))
+		goto fail;
+	pfd.fd = h->uffd;
+	pfd.events = POLLIN;
+	if (poll(&pfd, 1, 30000) != 1 || read(h->uffd, &msg, sizeof(msg)) != sizeof(msg) ||
+	    msg.event != UFFD_EVENT_PAGEFAULT)
+		goto fail;
+	h->faulted_ns = now_ns();
+	close(sv[0]);
+	return 0;
+fail:
+	close(sv[0]);
+	kill(h->pid, SIGKILL);
+	waitpid(h->pid, NULL, 0);
+	h->pid = 0;
+	return -EIO;
+}
+
+static inline int holder_resolve(struct holder *h)
+{
+	struct uffdio_zeropage zp = { 0 };
+
+	zp.range.start = h->addr & ~(sysconf(_SC_PAGESIZE) - 1);
+	zp.range.len = sysconf(_SC_PAGESIZE);
+	h->resolved_ns = now_ns();
+	return ioctl(h->uffd, UFFDIO_ZEROPAGE, &zp) ? -errno : 0;
+}
+
+/* A waiter thread: write() to the file the holder holds the lock of. */
+struct waiter {
+	pthread_t thread;
+	const char *path;
+	int fd;
+	volatile int done;
+	unsigned long long start_ns, end_ns;
+};
+
+static inline void *waiter_fn(void *arg)
+{
+	struct waiter *w = arg;
+
+	w->start_ns = now_ns();
+	if (write(w->fd, "w", 1) != 1)
+		w->done = -1;
+	w->end_ns = now_ns();
+	if (!w->done)
+		w->done = 1;
+	return NULL;
+}
+
+static inline int waiter_start(struct waiter *w, const char *path)
+{
+	memset(w, 0, sizeof(*w));
+	w->fd = open(path, O_WRONLY);
+	if (w->fd < 0)
+		return -errno;
+	return -pthread_create(&w->thread, NULL, waiter_fn, w);
+}
+
+/* Wait up to @timeout_ns for the waiter; 0 if it got the lock. */
+static inline int waiter_wait(struct waiter *w, unsigned long long timeout_ns)
+{
+	unsigned long long end = now_ns() + timeout_ns;
+
+	while (!w->done && now_ns() < end)
+		usleep(1000);
+	if (!w->done)
+		return -ETIMEDOUT;
+	pthread_join(w->thread, NULL);
+	close(w->fd);
+	return w->done == 1 ? 0 : -EIO;
+}
+
+#endif

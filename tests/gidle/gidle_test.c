@@ -1,0 +1,497 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * SCHED_GIDLE: policy ABI, strict priority below fair, idle CPUs filled,
+ * no priority inversion through kernel locks, and kill / freeze / CPU
+ * hotplug of GIDLE tasks. Needs root (tests/gidle/vm boots 2 and 16 vCPUs).
+ */
+#include "gidle.h"
+
+#include <linux/types.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include "../../kselftest_harness.h"
+
+#define MS		1000000ULL
+#define LOCKFILE	"/tmp/gidle-lock"
+#define CGDIR		"/sys/fs/cgroup/gidle-test"
+
+static int ncpus(void)
+{
+	return sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY), ok;
+
+	if (fd < 0)
+		return -errno;
+	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s) ? 0 : -errno;
+	close(fd);
+	return ok;
+}
+
+/* struct sched_attr, SCHED_ATTR_SIZE_VER1 (glibc has none) */
+struct sched_attr {
+	__u32 size;
+	__u32 sched_policy;
+	__u64 sched_flags;
+	__s32 sched_nice;
+	__u32 sched_priority;
+	__u64 sched_runtime;
+	__u64 sched_deadline;
+	__u64 sched_period;
+	__u32 sched_util_min;
+	__u32 sched_util_max;
+};
+
+static int sched_setattr_(pid_t pid, struct sched_attr *attr)
+{
+	return syscall(SYS_sched_setattr, pid, attr, 0) ? -errno : 0;
+}
+
+static int sched_getattr_(pid_t pid, struct sched_attr *attr)
+{
+	return syscall(SYS_sched_getattr, pid, attr, sizeof(*attr), 0) ? -errno : 0;
+}
+
+/* Run @fn in a child and return its exit status (or 255 on a signal). */
+static int in_child(int (*fn)(void))
+{
+	pid_t pid = fork();
+	int st;
+
+	if (!pid)
+		_exit(fn());
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 255;
+}
+
+/* Start one fair hog per CPU, each pinned. */
+static int saturate(pid_t *hogs)
+{
+	int i, n = ncpus();
+
+	for (i = 0; i < n; i++)
+		hogs[i] = spawn_hog(SCHED_OTHER, i);
+	return n;
+}
+
+/* Wait for a child to be reaped within @timeout_ns; 0 if it was. */
+static int reap_within(pid_t pid, unsigned long long timeout_ns)
+{
+	unsigned long long end = now_ns() + timeout_ns;
+
+	while (now_ns() < end) {
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			return 0;
+		usleep(2000);
+	}
+	return -ETIMEDOUT;
+}
+
+/* Per-CPU run_ns from debugfs sched/gidle; returns CPUs read or -errno. */
+static int gidle_stats(unsigned long long *run_ns, int max)
+{
+	char line[256];
+	int n = 0;
+	FILE *f;
+
+	mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
+	f = fopen("/sys/kernel/debug/sched/gidle", "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long run;
+		unsigned int nr;
+		int cpu;
+
+		if (sscanf(line, "cpu%d %u %llu", &cpu, &nr, &run) == 3 &&
+		    cpu >= 0 && cpu < max) {
+			run_ns[cpu] = run;
+			n++;
+		}
+	}
+	fclose(f);
+	return n;
+}
+
+TEST(policy_set_get)
+{
+	struct sched_attr attr = { .size = sizeof(attr) };
+	char path[64], buf[1024], *p;
+	int fd, i, policy = -1;
+	ssize_t len;
+
+	ASSERT_EQ(0, set_policy(0, SCHED_GIDLE));
+	EXPECT_EQ(SCHED_GIDLE, sched_getscheduler(0));
+	ASSERT_EQ(0, sched_getattr_(0, &attr));
+	EXPECT_EQ(SCHED_GIDLE, (int)attr.sched_policy);
+	EXPECT_EQ(0, attr.sched_nice);
+	EXPECT_EQ(0, sched_get_priority_min(SCHED_GIDLE));
+	EXPECT_EQ(0, sched_get_priority_max(SCHED_GIDLE));
+	EXPECT_EQ(SCHED_GIDLE, proc_sched_field(getpid(), "policy"));
+	EXPECT_LE(0, proc_sched_field(getpid(), "gidle.nr_boosts"));
+
+	/* /proc/PID/stat field 41 is what ps -o cls, policy reads */
+	snprintf(path, sizeof(path), "/proc/%d/stat", getpid());
+	fd = open(path, O_RDONLY);
+	ASSERT_LE(0, fd);
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	ASSERT_LT(0, len);
+	buf[len] = 0;
+	p = strrchr(buf, ')');
+	ASSERT_NE(NULL, p);
+	/* fields after ")" start at 3 (state) */
+	for (i = 3; p && i <= 41; i++) {
+		p = strchr(p + 1, ' ');
+		if (p && i == 41)
+			policy = atoi(p + 1);
+	}
+	EXPECT_EQ(SCHED_GIDLE, policy);
+
+	/* nice is kept and reported */
+	attr.sched_policy = SCHED_GIDLE;
+	attr.sched_nice = 5;
+	ASSERT_EQ(0, sched_setattr_(0, &attr));
+	memset(&attr, 0, sizeof(attr));
+	ASSERT_EQ(0, sched_getattr_(0, &attr));
+	EXPECT_EQ(SCHED_GIDLE, (int)attr.sched_policy);
+	EXPECT_EQ(5, attr.sched_nice);
+
+	ASSERT_EQ(0, set_policy(0, SCHED_OTHER));
+	EXPECT_EQ(SCHED_OTHER, sched_getscheduler(0));
+}
+
+TEST(invalid_attributes)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+	struct sched_attr attr = { .size = sizeof(attr) };
+
+	errno = 0;
+	EXPECT_EQ(-1, sched_setscheduler(0, SCHED_GIDLE, &sp));
+	EXPECT_EQ(EINVAL, errno);
+	attr.sched_policy = SCHED_GIDLE;
+	attr.sched_priority = 10;
+	EXPECT_EQ(-EINVAL, sched_setattr_(0, &attr));
+	attr.sched_priority = 0;
+	attr.sched_flags = 0x10000000;	/* no such flag */
+	EXPECT_EQ(-EINVAL, sched_setattr_(0, &attr));
+	/* policy 9 does not exist */
+	sp.sched_priority = 0;
+	EXPECT_EQ(-1, sched_setscheduler(0, 9, &sp));
+	EXPECT_EQ(EINVAL, errno);
+	/* kernel threads never return to user space to drop a boost */
+	EXPECT_EQ(-EINVAL, set_policy(2, SCHED_GIDLE));	/* kthreadd */
+	EXPECT_NE(SCHED_GIDLE, sched_getscheduler(2));
+	EXPECT_EQ(SCHED_OTHER, sched_getscheduler(0));
+}
+
+static int child_policy(void)
+{
+	return sched_getscheduler(0);
+}
+
+TEST(fork_inherits_reset_on_fork_resets)
+{
+	ASSERT_EQ(0, set_policy(0, SCHED_GIDLE));
+	EXPECT_EQ(SCHED_GIDLE, in_child(child_policy));
+	ASSERT_EQ(0, set_policy(0, SCHED_GIDLE | SCHED_RESET_ON_FORK));
+	EXPECT_EQ(SCHED_GIDLE, sched_getscheduler(0) & ~SCHED_RESET_ON_FORK);
+	EXPECT_EQ(SCHED_OTHER, in_child(child_policy));
+	ASSERT_EQ(0, set_policy(0, SCHED_OTHER));
+}
+
+/* As an unprivileged user with RLIMIT_NICE 0 (hard 20). */
+static int unprivileged(void)
+{
+	struct rlimit rl = { .rlim_cur = 0, .rlim_max = 20 };
+
+	if (setrlimit(RLIMIT_NICE, &rl) || setgid(65534) || setuid(65534))
+		return 100;
+	if (set_policy(0, SCHED_IDLE))
+		return 101;
+	if (set_policy(0, SCHED_GIDLE))		/* anyone may enter GIDLE */
+		return 102;
+	if (sched_getscheduler(0) != SCHED_GIDLE)
+		return 103;
+	if (set_policy(0, SCHED_OTHER) != -EPERM)	/* leaving needs headroom */
+		return 104;
+	if (set_policy(0, SCHED_IDLE) != -EPERM)
+		return 105;
+	if (set_policy(0, SCHED_GIDLE))		/* staying is fine */
+		return 106;
+	if (set_policy(1, SCHED_GIDLE) != -EPERM)	/* not someone else's */
+		return 107;
+	rl.rlim_cur = 20;			/* nice 0 allowed: may leave */
+	if (setrlimit(RLIMIT_NICE, &rl) || set_policy(0, SCHED_OTHER))
+		return 108;
+	return sched_getscheduler(0) == SCHED_OTHER ? 0 : 109;
+}
+
+TEST(permissions)
+{
+	EXPECT_EQ(0, in_child(unprivileged));
+}
+
+/*
+ * A fair hog and two GIDLE hogs on one CPU: the fair hog gets all of it,
+ * and GIDLE hogs preempted in user space are never boosted.
+ */
+TEST(fair_hog_gets_the_cpu)
+{
+	unsigned long long t0, t1, f0, f1, g0 = 0, g1 = 0, b0 = 0, b1 = 0;
+	int cpu = ncpus() - 1, i;
+	pid_t pids[3];
+
+	if (ncpus() > 1)
+		ASSERT_EQ(0, pin_cpu(0, 0));
+	pids[0] = spawn_hog(SCHED_OTHER, cpu);
+	pids[1] = spawn_hog(SCHED_GIDLE, cpu);
+	pids[2] = spawn_hog(SCHED_GIDLE, cpu);
+	usleep(500 * 1000);
+	ASSERT_EQ(SCHED_GIDLE, sched_getscheduler(pids[1]));
+	t0 = now_ns();
+	f0 = cputime_ns(pids[0]);
+	for (i = 1; i < 3; i++) {
+		g0 += cputime_ns(pids[i]);
+		b0 += proc_sched_field(pids[i], "gidle.nr_boosts");
+	}
+	sleep(2);
+	t1 = now_ns();
+	f1 = cputime_ns(pids[0]);
+	for (i = 1; i < 3; i++) {
+		g1 += cputime_ns(pids[i]);
+		b1 += proc_sched_field(pids[i], "gidle.nr_boosts");
+	}
+	kill_all(pids, 3);
+	unpin(0);
+	TH_LOG("fair %.3f%%, gidle %.4f%% of %.2f s, boosts %llu",
+	       100.0 * (f1 - f0) / (t1 - t0), 100.0 * (g1 - g0) / (t1 - t0),
+	       (t1 - t0) / 1e9, b1 - b0);
+	EXPECT_GE((f1 - f0) * 100, (t1 - t0) * 95);
+	/* SCHED_IDLE would take ~0.3%; GIDLE must take nothing measurable */
+	EXPECT_LE((g1 - g0) * 1000, t1 - t0);
+	EXPECT_EQ(b0, b1);
+}
+
+/*
+ * N GIDLE hogs, all started on CPU 0, alone on N CPUs: they spread and use
+ * every CPU (pulled by CPUs going idle, pushed off at the round-robin).
+ */
+TEST(gidle_fills_idle_cpus)
+{
+	unsigned long long t0, t1, c0 = 0, c1 = 0, r0[256] = { 0 }, r1[256] = { 0 };
+	int n = ncpus(), i, stats;
+	pid_t pids[256];
+
+	ASSERT_LE(n, 256);
+	ASSERT_EQ(0, pin_cpu(0, 0));
+	for (i = 0; i < n; i++)
+		pids[i] = spawn_hog(SCHED_GIDLE, -2);	/* forked on CPU 0, then unpinned */
+	ASSERT_EQ(0, unpin(0));
+	usleep(500 * 1000);
+	stats = gidle_stats(r0, 256);
+	t0 = now_ns();
+	for (i = 0; i < n; i++)
+		c0 += cputime_ns(pids[i]);
+	sleep(2);
+	t1 = now_ns();
+	for (i = 0; i < n; i++)
+		c1 += cputime_ns(pids[i]);
+	gidle_stats(r1, 256);
+	kill_all(pids, n);
+	TH_LOG("%d GIDLE hogs used %.1f%% of %d CPUs", n,
+	       100.0 * (c1 - c0) / ((t1 - t0) * n), n);
+	EXPECT_GE((c1 - c0) * 100, (t1 - t0) * n * 90);
+	ASSERT_EQ(n, stats);
+	for (i = 0; i < n; i++)
+		EXPECT_LT(r0[i], r1[i]) TH_LOG("CPU %d ran no GIDLE task", i);
+}
+
+/* Release the holder's lock after fair hogs saturate every CPU: timed. */
+static void inversion(struct __test_metadata *_metadata, int policy,
+		      unsigned long long *wait_ns, long long *boosts)
+{
+	pid_t hogs[256];
+	struct holder h;
+	struct waiter w;
+	int n;
+
+	ASSERT_EQ(0, holder_start(&h, policy, LOCKFILE));
+	n = saturate(hogs);
+	usleep(100 * 1000);
+	ASSERT_EQ(0, waiter_start(&w, LOCKFILE));
+	usleep(100 * 1000);
+	EXPECT_FALSE(w.done);		/* it waits for the holder's i_rwsem */
+	ASSERT_EQ(0, holder_resolve(&h));
+	EXPECT_EQ(0, waiter_wait(&w, 20000 * MS));
+	*wait_ns = w.done == 1 ? w.end_ns - h.resolved_ns : ~0ULL;
+	*boosts = proc_sched_field(h.pid, "gidle.nr_boosts");
+	kill_all(hogs, n);
+	if (!w.done)
+		waiter_wait(&w, 20000 * MS);
+	kill_all(&h.pid, 1);
+	close(h.uffd);
+}
+
+/*
+ * The holder sleeps in the kernel (in a page fault, in write()) holding
+ * the file's i_rwsem; fair hogs take every CPU; a fair task waits for the
+ * lock. Boosted, the GIDLE holder releases it as a SCHED_OTHER one would.
+ */
+TEST(lock_holder_sleeping_in_kernel_is_boosted)
+{
+	unsigned long long wait_ns;
+	long long boosts;
+
+	inversion(_metadata, SCHED_GIDLE, &wait_ns, &boosts);
+	TH_LOG("fair waiter got the lock %.1f ms after the GIDLE holder could go on; %lld boosts",
+	       wait_ns / 1e6, boosts);
+	EXPECT_LT(wait_ns, 2000 * MS);
+	EXPECT_LE(1, boosts);
+}
+
+/* SIGKILL reaches a boosted GIDLE task asleep in the kernel. */
+TEST(kill_boosted_holder)
+{
+	pid_t hogs[256];
+	struct holder h;
+	struct waiter w;
+	int n;
+
+	ASSERT_EQ(0, holder_start(&h, SCHED_GIDLE, LOCKFILE));
+	n = saturate(hogs);
+	ASSERT_EQ(0, waiter_start(&w, LOCKFILE));
+	usleep(100 * 1000);
+	EXPECT_LE(1, proc_sched_field(h.pid, "gidle.nr_boosts"));
+	ASSERT_EQ(0, kill(h.pid, SIGKILL));
+	EXPECT_EQ(0, reap_within(h.pid, 5000 * MS));
+	/* the lock it held is free again */
+	EXPECT_EQ(0, waiter_wait(&w, 5000 * MS));
+	kill_all(hogs, n);
+	close(h.uffd);
+}
+
+/* SIGKILL reaches a GIDLE task waiting behind a fair hog (never ran). */
+TEST(kill_waiting_gidle_task)
+{
+	int cpu = ncpus() - 1;
+	pid_t fair, gidle;
+
+	fair = spawn_hog(SCHED_OTHER, cpu);
+	usleep(200 * 1000);
+	gidle = spawn_hog(SCHED_GIDLE, cpu);
+	usleep(300 * 1000);
+	ASSERT_EQ(0, kill(gidle, SIGKILL));
+	EXPECT_EQ(0, reap_within(gidle, 5000 * MS));
+	kill_all(&fair, 1);
+}
+
+static int cg_frozen(void)
+{
+	char buf[256] = { 0 };
+	int fd = open(CGDIR "/cgroup.events", O_RDONLY);
+
+	if (fd < 0 || read(fd, buf, sizeof(buf) - 1) < 0)
+		return -1;
+	close(fd);
+	return strstr(buf, "frozen 1") != NULL;
+}
+
+/* A GIDLE child asleep in the kernel (so boosted) in pause(). */
+static pid_t spawn_sleeper(void)
+{
+	pid_t pid = fork();
+
+	if (!pid) {
+		if (set_policy(0, SCHED_GIDLE))
+			_exit(3);
+		for (;;)
+			pause();
+	}
+	return pid;
+}
+
+/*
+ * cgroup v2 freeze and thaw, fair hogs on every CPU, of a GIDLE task asleep
+ * in the kernel (boosted) and of one waiting in user space (never ran).
+ */
+TEST(freeze_gidle_tasks)
+{
+	pid_t hogs[256], pids[2];
+	unsigned long long end;
+	char pid[32];
+	int n, i;
+
+	mount("cgroup2", "/sys/fs/cgroup", "cgroup2", 0, NULL);
+	rmdir(CGDIR);
+	ASSERT_EQ(0, mkdir(CGDIR, 0755));
+	n = saturate(hogs);
+	pids[0] = spawn_sleeper();
+	pids[1] = spawn_hog(SCHED_GIDLE, ncpus() - 1);
+	usleep(300 * 1000);
+	EXPECT_LE(1, proc_sched_field(pids[0], "gidle.nr_boosts"));
+	for (i = 0; i < 2; i++) {
+		snprintf(pid, sizeof(pid), "%d", pids[i]);
+		ASSERT_EQ(0, write_str(CGDIR "/cgroup.procs", pid));
+	}
+
+	ASSERT_EQ(0, write_str(CGDIR "/cgroup.freeze", "1"));
+	end = now_ns() + 5000 * MS;
+	while (cg_frozen() != 1 && now_ns() < end)
+		usleep(5000);
+	EXPECT_EQ(1, cg_frozen());
+
+	ASSERT_EQ(0, write_str(CGDIR "/cgroup.freeze", "0"));
+	end = now_ns() + 5000 * MS;
+	while (cg_frozen() != 0 && now_ns() < end)
+		usleep(5000);
+	EXPECT_EQ(0, cg_frozen());
+
+	/* thawed, both still there and still GIDLE */
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ(0, waitpid(pids[i], NULL, WNOHANG));
+		EXPECT_EQ(SCHED_GIDLE, sched_getscheduler(pids[i]));
+	}
+	kill_all(hogs, n);
+	kill_all(pids, 2);
+	rmdir(CGDIR);
+}
+
+/* Offline a CPU that runs GIDLE tasks: they move, keep running, none lost. */
+TEST(hotplug_cpu_running_gidle)
+{
+	char online[64];
+	unsigned long long c0[257], c1[257];
+	int n = ncpus(), cpu = n - 1, i;
+	pid_t pids[257];
+
+	if (n < 2)
+		SKIP(return, "needs 2 CPUs");
+	snprintf(online, sizeof(online), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	if (access(online, W_OK))
+		SKIP(return, "cpu%d cannot be offlined", cpu);
+	for (i = 0; i < n; i++)
+		pids[i] = spawn_hog(SCHED_GIDLE, -2);
+	pids[n] = spawn_hog(SCHED_GIDLE, cpu);	/* only allowed there */
+	usleep(300 * 1000);
+	ASSERT_EQ(0, write_str(online, "0"));
+	usleep(200 * 1000);
+	for (i = 0; i <= n; i++)
+		c0[i] = cputime_ns(pids[i]);
+	sleep(2);
+	for (i = 0; i <= n; i++)
+		c1[i] = cputime_ns(pids[i]);
+	EXPECT_EQ(0, write_str(online, "1"));
+	for (i = 0; i <= n; i++) {
+		EXPECT_EQ(0, waitpid(pids[i], NULL, WNOHANG)) TH_LOG("hog %d died", i);
+		EXPECT_LT(c0[i], c1[i]) TH_LOG("hog %d did not run after the offline", i);
+	}
+	kill_all(pids, n + 1);
+}
+
+TEST_HARNESS_MAIN
