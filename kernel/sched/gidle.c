@@ -112,6 +112,8 @@ static void gidle_push_tasks(struct rq *rq);
 static void put_prev_task_gidle(struct rq *rq, struct task_struct *p,
 				struct task_struct *next)
 {
+	bool next_gidle = next && next->sched_class == &gidle_sched_class;
+
 	update_curr_gidle(rq);
 	rq->gidle.curr = NULL;
 	gidle_update_waiting(rq);
@@ -121,7 +123,7 @@ static void put_prev_task_gidle(struct rq *rq, struct task_struct *p,
 	 * another GIDLE task: a GIDLE task is left waiting here, which an
 	 * idle CPU may take over.
 	 */
-	if (next && rq->gidle.nr_running > (next->sched_class == &gidle_sched_class))
+	if (next && rq->gidle.nr_running > next_gidle)
 		queue_balance_callback(rq, &per_cpu(gidle_push_head, cpu_of(rq)),
 				       gidle_push_tasks);
 }
@@ -408,7 +410,8 @@ void sched_gidle_unboost(void)
 	if (p->gidle.boosted) {
 		update_rq_clock(rq);
 		p->gidle.boosted = 0;
-		gidle_switch_class(rq, p, gidle_class_of(p, __setscheduler_class(p->policy, p->prio)));
+		gidle_switch_class(rq, p,
+				   gidle_class_of(p, __setscheduler_class(p->policy, p->prio)));
 	}
 	task_rq_unlock(rq, p, &rf);
 }

@@ -402,6 +402,63 @@ static int cg_frozen(void)
 	return strstr(buf, "frozen 1") != NULL;
 }
 
+/*
+ * A PI futex owned by a GIDLE task spinning in user space (so not boosted),
+ * fair hogs on every CPU: a fair waiter's futex_lock_pi() must lift the
+ * owner (rt_mutex priority inheritance) so that it runs and unlocks.
+ */
+struct pi_shared {
+	pthread_mutex_t lock;
+	volatile int owned, waiting, released;
+};
+
+TEST(pi_futex_waiter_lifts_gidle_owner)
+{
+	struct pi_shared *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+				    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	unsigned long long t0, end;
+	pthread_mutexattr_t ma;
+	pid_t hogs[256], owner;
+	int n;
+
+	ASSERT_NE(MAP_FAILED, sh);
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+	ASSERT_EQ(0, pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT));
+	ASSERT_EQ(0, pthread_mutex_init(&sh->lock, &ma));
+	owner = fork();
+	if (!owner) {
+		if (set_policy(0, SCHED_GIDLE) || pthread_mutex_lock(&sh->lock))
+			_exit(1);
+		sh->owned = 1;
+		while (!sh->waiting)
+			;
+		/* give the waiter time to block in futex_lock_pi() */
+		for (t0 = now_ns(); now_ns() - t0 < 20 * MS;)
+			;
+		sh->released = 1;
+		pthread_mutex_unlock(&sh->lock);
+		for (;;)
+			;
+	}
+	end = now_ns() + 5000 * MS;
+	while (!sh->owned && now_ns() < end)
+		usleep(1000);
+	ASSERT_TRUE(sh->owned);
+	n = saturate(hogs);
+	usleep(200 * 1000);
+	t0 = now_ns();
+	sh->waiting = 1;
+	EXPECT_EQ(0, pthread_mutex_lock(&sh->lock));
+	TH_LOG("fair waiter got the PI futex after %.1f ms", (now_ns() - t0) / 1e6);
+	EXPECT_TRUE(sh->released);
+	EXPECT_LT(now_ns() - t0, 2000 * MS);
+	pthread_mutex_unlock(&sh->lock);
+	kill_all(hogs, n);
+	kill_all(&owner, 1);
+	munmap(sh, sizeof(*sh));
+}
+
 /* A GIDLE child asleep in the kernel (so boosted) in pause(). */
 static pid_t spawn_sleeper(void)
 {
@@ -430,11 +487,15 @@ TEST(freeze_gidle_tasks)
 	mount("cgroup2", "/sys/fs/cgroup", "cgroup2", 0, NULL);
 	rmdir(CGDIR);
 	ASSERT_EQ(0, mkdir(CGDIR, 0755));
-	n = saturate(hogs);
+	/* asleep (boosted) before the hogs start, or it could not get there */
 	pids[0] = spawn_sleeper();
+	end = now_ns() + 5000 * MS;
+	while (proc_sched_field(pids[0], "gidle.nr_boosts") < 1 && now_ns() < end)
+		usleep(5000);
+	EXPECT_LE(1, proc_sched_field(pids[0], "gidle.nr_boosts"));
+	n = saturate(hogs);
 	pids[1] = spawn_hog(SCHED_GIDLE, ncpus() - 1);
 	usleep(300 * 1000);
-	EXPECT_LE(1, proc_sched_field(pids[0], "gidle.nr_boosts"));
 	for (i = 0; i < 2; i++) {
 		snprintf(pid, sizeof(pid), "%d", pids[i]);
 		ASSERT_EQ(0, write_str(CGDIR "/cgroup.procs", pid));
