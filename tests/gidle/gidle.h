@@ -171,25 +171,31 @@ static inline int recv_fd(int sock)
 }
 
 /*
- * The holder: a child that write()s one page to @path from a buffer whose
- * page is missing under userfaultfd. The write takes the file's i_rwsem,
- * then faults the source in and sleeps in handle_userfault() until the
- * parent resolves the fault: a task asleep in the kernel with a lock held.
+ * The holder: a child that write()s @npages pages to @path from a buffer
+ * whose pages are missing under userfaultfd. The write takes the file's
+ * i_rwsem, then faults the source in and sleeps in handle_userfault() until
+ * the parent resolves the fault: a task asleep in the kernel with a lock
+ * held. After holder_resolve() a thread resolves each further fault as it
+ * comes, so the holder needs @npages wake-ups to get through.
  */
 struct holder {
 	pid_t pid;
-	int uffd;
+	int uffd, npages;
 	unsigned long addr;
 	unsigned long long faulted_ns, resolved_ns;
+	pthread_t resolver;
+	volatile int stop, resolving;
 };
 
-static inline int holder_start(struct holder *h, int policy, const char *path)
+static inline int holder_start_n(struct holder *h, int policy, const char *path,
+				 int npages)
 {
 	int sv[2], ready = 0;
 	struct uffd_msg msg;
 	struct pollfd pfd;
 
 	memset(h, 0, sizeof(*h));
+	h->npages = npages;
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
 		return -errno;
 	h->pid = fork();
@@ -204,14 +210,14 @@ static inline int holder_start(struct holder *h, int policy, const char *path)
 
 		close(sv[0]);
 		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		area = mmap(NULL, page, PROT_READ | PROT_WRITE,
+		area = mmap(NULL, page * npages, PROT_READ | PROT_WRITE,
 			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
 		if (fd < 0 || area == MAP_FAILED || uffd < 0 ||
 		    ioctl(uffd, UFFDIO_API, &api))
 			_exit(10);
 		reg.range.start = (unsigned long)area;
-		reg.range.len = page;
+		reg.range.len = page * npages;
 		reg.mode = UFFDIO_REGISTER_MODE_MISSING;
 		if (ioctl(uffd, UFFDIO_REGISTER, &reg) || send_fd(sv[1], uffd))
 			_exit(11);
@@ -221,7 +227,7 @@ static inline int holder_start(struct holder *h, int policy, const char *path)
 			_exit(13);
 		if (policy != SCHED_OTHER && set_policy(0, policy))
 			_exit(14);
-		if (write(fd, area, page) != page)
+		if (write(fd, area, page * npages) != page * npages)
 			_exit(15);
 		_exit(0);
 	}
@@ -236,6 +242,7 @@ static inline int holder_start(struct holder *h, int policy, const char *path)
 	if (poll(&pfd, 1, 30000) != 1 || read(h->uffd, &msg, sizeof(msg)) != sizeof(msg) ||
 	    msg.event != UFFD_EVENT_PAGEFAULT)
 		goto fail;
+	h->addr = msg.arg.pagefault.address;
 	h->faulted_ns = now_ns();
 	close(sv[0]);
 	return 0;
@@ -247,14 +254,54 @@ fail:
 	return -EIO;
 }
 
-static inline int holder_resolve(struct holder *h)
+static inline int holder_start(struct holder *h, int policy, const char *path)
+{
+	return holder_start_n(h, policy, path, 1);
+}
+
+static inline int zeropage(int uffd, unsigned long addr)
 {
 	struct uffdio_zeropage zp = { 0 };
 
-	zp.range.start = h->addr & ~(sysconf(_SC_PAGESIZE) - 1);
+	zp.range.start = addr & ~(sysconf(_SC_PAGESIZE) - 1);
 	zp.range.len = sysconf(_SC_PAGESIZE);
+	return ioctl(uffd, UFFDIO_ZEROPAGE, &zp) ? -errno : 0;
+}
+
+static inline void *resolver_fn(void *arg)
+{
+	struct holder *h = arg;
+	struct pollfd pfd = { .fd = h->uffd, .events = POLLIN };
+	struct uffd_msg msg;
+
+	while (!h->stop) {
+		if (poll(&pfd, 1, 50) != 1)
+			continue;
+		if (read(h->uffd, &msg, sizeof(msg)) == sizeof(msg) &&
+		    msg.event == UFFD_EVENT_PAGEFAULT)
+			zeropage(h->uffd, msg.arg.pagefault.address);
+	}
+	return NULL;
+}
+
+/* Let the holder go on: resolve the pending fault, and later ones. */
+static inline int holder_resolve(struct holder *h)
+{
 	h->resolved_ns = now_ns();
-	return ioctl(h->uffd, UFFDIO_ZEROPAGE, &zp) ? -errno : 0;
+	if (zeropage(h->uffd, h->addr))
+		return -errno;
+	if (h->npages > 1 && !pthread_create(&h->resolver, NULL, resolver_fn, h))
+		h->resolving = 1;
+	return 0;
+}
+
+/* Stop the resolver and drop the userfaultfd (the holder is gone). */
+static inline void holder_stop(struct holder *h)
+{
+	h->stop = 1;
+	if (h->resolving)
+		pthread_join(h->resolver, NULL);
+	close(h->uffd);
 }
 
 /* A waiter thread: write() to the file the holder holds the lock of. */

@@ -335,7 +335,7 @@ static void inversion(struct __test_metadata *_metadata, int policy,
 	if (!w.done)
 		waiter_wait(&w, 20000 * MS);
 	kill_all(&h.pid, 1);
-	close(h.uffd);
+	holder_stop(&h);
 }
 
 /*
@@ -373,7 +373,7 @@ TEST(kill_boosted_holder)
 	/* the lock it held is free again */
 	EXPECT_EQ(0, waiter_wait(&w, 5000 * MS));
 	kill_all(hogs, n);
-	close(h.uffd);
+	holder_stop(&h);
 }
 
 /* SIGKILL reaches a GIDLE task waiting behind a fair hog (never ran). */
@@ -399,7 +399,7 @@ static int cg_frozen(void)
 	if (fd < 0 || read(fd, buf, sizeof(buf) - 1) < 0)
 		return -1;
 	close(fd);
-	return strstr(buf, "frozen 1") != NULL;
+	return !!strstr(buf, "frozen 1");
 }
 
 /*
