@@ -274,9 +274,12 @@ static inline void *resolver_fn(void *arg)
 	struct pollfd pfd = { .fd = h->uffd, .events = POLLIN };
 	struct uffd_msg msg;
 
+	fcntl(h->uffd, F_SETFL, O_NONBLOCK);
 	while (!h->stop) {
 		if (poll(&pfd, 1, 50) != 1)
 			continue;
+		if (pfd.revents & (POLLHUP | POLLERR))
+			break;		/* the holder's mm is gone */
 		if (read(h->uffd, &msg, sizeof(msg)) == sizeof(msg) &&
 		    msg.event == UFFD_EVENT_PAGEFAULT)
 			zeropage(h->uffd, msg.arg.pagefault.address);
