@@ -85,7 +85,8 @@ static bool dequeue_task_gidle(struct rq *rq, struct task_struct *p, int flags)
 
 static void yield_task_gidle(struct rq *rq)
 {
-	list_move_tail(&rq->curr->gidle.run_list, &rq->gidle.queue);
+	/* sched_yield() is called by the task to move: current */
+	list_move_tail(&current->gidle.run_list, &rq->gidle.queue);
 }
 
 static void wakeup_preempt_gidle(struct rq *rq, struct task_struct *p, int flags)
@@ -310,7 +311,7 @@ static void switched_to_gidle(struct rq *rq, struct task_struct *p)
 		/* Anything of a higher class queued here goes first. */
 		if (rq->nr_running > rq->gidle.nr_running)
 			resched_curr(rq);
-	} else if (rq->curr == rq->idle) {
+	} else if (is_idle_task(rcu_access_pointer(rq->curr))) {
 		resched_curr(rq);
 	}
 }
