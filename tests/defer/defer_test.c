@@ -1,0 +1,1476 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Deferred wakeup (SCHED_FLAG_DEFER_WAKEUP): the sched_attr flag ABI and the
+ * kernel.sched_defer_wakeup_max_us bound; parked wakeups placed within the
+ * bound, on idle CPUs at once, spread over the CPUs; SIGKILL, CPU hotplug
+ * and a million wakeups of tagged threads, none lost, each parked wakeup
+ * placed (debugfs sched/defer_wakeup). Needs root. tests/defer/vm boots 2
+ * and 16 vCPUs under TCG, so every time limit has generous slack and the
+ * measured figures are logged.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/futex.h>
+#include <linux/types.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../kselftest_harness.h"
+
+#ifndef SCHED_FLAG_RESET_ON_FORK
+#define SCHED_FLAG_RESET_ON_FORK	0x01
+#endif
+#ifndef SCHED_FLAG_KEEP_POLICY
+#define SCHED_FLAG_KEEP_POLICY		0x08
+#endif
+#ifndef SCHED_FLAG_KEEP_PARAMS
+#define SCHED_FLAG_KEEP_PARAMS		0x10
+#endif
+#ifndef SCHED_FLAG_KEEP_ALL
+#define SCHED_FLAG_KEEP_ALL	(SCHED_FLAG_KEEP_POLICY | SCHED_FLAG_KEEP_PARAMS)
+#endif
+#ifndef SCHED_FLAG_DEFER_WAKEUP
+#define SCHED_FLAG_DEFER_WAKEUP		0x80
+#endif
+#ifndef SCHED_DEADLINE
+#define SCHED_DEADLINE			6
+#endif
+#ifndef SCHED_GIDLE
+#define SCHED_GIDLE			8
+#endif
+
+#define MS		1000000ULL
+#define SLACK_NS	(20 * MS)	/* TCG: timers, IPIs and vCPU turns run late */
+#define MAX_CPUS	512
+#define BOUND		"/proc/sys/kernel/sched_defer_wakeup_max_us"
+#define BOUND_DEFAULT	5000
+#define STATS		"/sys/kernel/debug/sched/defer_wakeup"
+#define CPU1_ONLINE	"/sys/devices/system/cpu/cpu1/online"
+
+#define LOAD(x)		__atomic_load_n(&(x), __ATOMIC_ACQUIRE)
+#define STORE(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
+#define ADD(x, v)	__atomic_add_fetch(&(x), (v), __ATOMIC_ACQ_REL)
+/* a counter that only its own thread writes, read by others */
+#define BUMP(x)		__atomic_store_n(&(x), (x) + 1, __ATOMIC_RELAXED)
+
+/* struct sched_attr, SCHED_ATTR_SIZE_VER1 (glibc has none) */
+struct sched_attr {
+	__u32 size;
+	__u32 sched_policy;
+	__u64 sched_flags;
+	__s32 sched_nice;
+	__u32 sched_priority;
+	__u64 sched_runtime;
+	__u64 sched_deadline;
+	__u64 sched_period;
+	__u32 sched_util_min;
+	__u32 sched_util_max;
+};
+
+static int sched_setattr_(pid_t pid, struct sched_attr *attr)
+{
+	return syscall(SYS_sched_setattr, pid, attr, 0) ? -errno : 0;
+}
+
+static int sched_getattr_(pid_t pid, struct sched_attr *attr)
+{
+	return syscall(SYS_sched_getattr, pid, attr, sizeof(*attr), 0) ? -errno : 0;
+}
+
+static int set_attr(pid_t pid, int policy, int nice, int prio, __u64 flags)
+{
+	struct sched_attr attr = {
+		.size = sizeof(attr),
+		.sched_policy = policy,
+		.sched_flags = flags,
+		.sched_nice = nice,
+		.sched_priority = prio,
+	};
+
+	return sched_setattr_(pid, &attr);
+}
+
+/* Tag (or untag) thread @pid, keeping its policy and parameters. */
+static int defer_set(pid_t pid, bool on)
+{
+	return set_attr(pid, 0, 0, 0,
+			SCHED_FLAG_KEEP_ALL | (on ? SCHED_FLAG_DEFER_WAKEUP : 0));
+}
+
+/* sched_flags of thread @pid, or -errno. */
+static long long get_flags(pid_t pid)
+{
+	struct sched_attr attr = { .size = sizeof(attr) };
+	int ret = sched_getattr_(pid, &attr);
+
+	return ret ? ret : (long long)attr.sched_flags;
+}
+
+/* 1 if thread @pid is tagged, 0 if not, or -errno. */
+static int defer_get(pid_t pid)
+{
+	long long flags = get_flags(pid);
+
+	return flags < 0 ? flags : !!(flags & SCHED_FLAG_DEFER_WAKEUP);
+}
+
+static unsigned long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static unsigned long long thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static long futex_op(uint32_t *uaddr, int op, uint32_t val)
+{
+	return syscall(SYS_futex, uaddr, op, val, NULL, NULL, 0);
+}
+
+/* Read @path into @buf (NUL-terminated); the length or -errno. */
+static int read_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY), len;
+
+	if (fd < 0)
+		return -errno;
+	len = read(fd, buf, size - 1);
+	if (len < 0)
+		len = -errno;
+	else
+		buf[len] = 0;
+	close(fd);
+	return len;
+}
+
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY), ret = 0;
+	ssize_t len;
+
+	if (fd < 0)
+		return -errno;
+	len = write(fd, s, strlen(s));
+	if (len < 0)
+		ret = -errno;
+	else if (len != (ssize_t)strlen(s))
+		ret = -EIO;
+	close(fd);
+	return ret;
+}
+
+/* The deferral bound in microseconds, or -errno. */
+static long long read_bound(void)
+{
+	char buf[64];
+	int len = read_file(BOUND, buf, sizeof(buf));
+
+	return len < 0 ? len : strtoll(buf, NULL, 10);
+}
+
+/* Online cpu1 if it is offline (a test stopped half way). */
+static int cpu1_online(void)
+{
+	char buf[8];
+
+	if (read_file(CPU1_ONLINE, buf, sizeof(buf)) > 0 && buf[0] == '0')
+		return write_file(CPU1_ONLINE, "1");
+	return 0;
+}
+
+/* Pin thread @pid to @cpu, or let it run anywhere if @cpu < 0. */
+static int pin_cpu(pid_t pid, int cpu)
+{
+	cpu_set_t set;
+	int i;
+
+	CPU_ZERO(&set);
+	for (i = 0; i < CPU_SETSIZE; i++)
+		if (cpu < 0 || i == cpu)
+			CPU_SET(i, &set);
+	return sched_setaffinity(pid, sizeof(set), &set) ? -errno : 0;
+}
+
+/* The CPUs this thread may use (the active ones), ascending; their number. */
+static int online_cpus(int *cpus, int max)
+{
+	cpu_set_t set;
+	int cpu, n = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return -errno;
+	for (cpu = 0; cpu < CPU_SETSIZE && n < max; cpu++)
+		if (CPU_ISSET(cpu, &set))
+			cpus[n++] = cpu;
+	return n;
+}
+
+/* The possible CPUs (/sys/devices/system/cpu/possible) into @set; their number. */
+static int possible_cpus(bool *set, int max)
+{
+	char buf[256], *p = buf, *end;
+	long a, b, cpu;
+	int n = 0;
+
+	if (read_file("/sys/devices/system/cpu/possible", buf, sizeof(buf)) <= 0)
+		return -EIO;
+	while (*p && *p != '\n') {
+		a = strtol(p, &end, 10);
+		if (end == p)
+			return -EINVAL;
+		b = a;
+		if (*end == '-') {
+			p = end + 1;
+			b = strtol(p, &end, 10);
+			if (end == p)
+				return -EINVAL;
+		}
+		for (cpu = a; cpu <= b && cpu < max; cpu++, n++)
+			set[cpu] = true;
+		p = *end == ',' ? end + 1 : end;
+	}
+	return n;
+}
+
+/* State letter of thread @tid of process @pid ('R', 'S'...), or '?'. */
+static char thread_state(pid_t pid, pid_t tid)
+{
+	char path[64], buf[1024], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	if (read_file(path, buf, sizeof(buf)) <= 0)
+		return '?';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] ? p[2] : '?';
+}
+
+/* Wait until the thread sleeps (interruptibly), so that a wake is a wakeup. */
+static int wait_asleep(pid_t pid, pid_t tid, unsigned long long timeout_ns)
+{
+	unsigned long long end = now_ns() + timeout_ns;
+
+	do {
+		if (thread_state(pid, tid) == 'S')
+			return 0;
+		usleep(100);
+	} while (now_ns() < end);
+	return -ETIMEDOUT;
+}
+
+/* Wait for a child to be reaped within @timeout_ns; 0 if it was. */
+static int reap_within(pid_t pid, unsigned long long timeout_ns)
+{
+	unsigned long long end = now_ns() + timeout_ns;
+
+	do {
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			return 0;
+		usleep(1000);
+	} while (now_ns() < end);
+	return -ETIMEDOUT;
+}
+
+/* Run @fn in a child and return its exit status (or 255 on a signal). */
+static int in_child(int (*fn)(void))
+{
+	pid_t pid = fork();
+	int st;
+
+	if (!pid)
+		_exit(fn());
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return 254;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 255;
+}
+
+/* An untagged nice-0 child spinning on @cpu (< 0: anywhere); it dies with us. */
+static pid_t spawn_hog(int cpu)
+{
+	pid_t ppid = getpid(), pid = fork();
+	volatile unsigned long spin = 0;
+
+	if (pid)
+		return pid;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != ppid)
+		_exit(0);
+	if (defer_set(0, false) || setpriority(PRIO_PROCESS, 0, 0))
+		_exit(2);
+	if (cpu >= 0 && pin_cpu(0, cpu))
+		_exit(3);
+	for (;;)
+		spin++;
+}
+
+/* debugfs sched/defer_wakeup */
+struct cpu_stat {
+	unsigned long long parked, balance, idle, forced, direct, wait_sum, wait_max;
+};
+
+struct snap {
+	struct cpu_stat cpu[MAX_CPUS];
+	struct cpu_stat sum;		/* wait_max: the largest */
+	unsigned char seen[MAX_CPUS];	/* lines naming the CPU */
+	int lines;			/* CPU lines */
+	bool header;			/* the first line starts with '#' */
+	int bad;			/* lines that are neither */
+};
+
+static unsigned long long placed(const struct cpu_stat *c)
+{
+	return c->balance + c->idle + c->forced;
+}
+
+static int snap_take(struct snap *s)
+{
+	char line[512];
+	bool first = true;
+	FILE *f;
+
+	memset(s, 0, sizeof(*s));
+	f = fopen(STATS, "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		struct cpu_stat c;
+		int cpu, end = 0;
+
+		if (first && line[0] == '#') {
+			s->header = true;
+			first = false;
+			continue;
+		}
+		first = false;
+		if (sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu%n", &cpu,
+			   &c.parked, &c.balance, &c.idle, &c.forced, &c.direct,
+			   &c.wait_sum, &c.wait_max, &end) != 8 ||
+		    (line[end] && line[end] != '\n') || cpu < 0 || cpu >= MAX_CPUS) {
+			s->bad++;
+			continue;
+		}
+		s->cpu[cpu] = c;
+		s->seen[cpu]++;
+		s->lines++;
+		s->sum.parked += c.parked;
+		s->sum.balance += c.balance;
+		s->sum.idle += c.idle;
+		s->sum.forced += c.forced;
+		s->sum.direct += c.direct;
+		s->sum.wait_sum += c.wait_sum;
+		if (c.wait_max > s->sum.wait_max)
+			s->sum.wait_max = c.wait_max;
+	}
+	fclose(f);
+	return s->lines ? 0 : -ENODATA;
+}
+
+/*
+ * The program's own process (not a test's): a test killed at its timeout
+ * skips its teardown, so put back the bound and cpu1 when all is done.
+ */
+static pid_t harness_pid;
+static char boot_bound[32];
+
+static void __attribute__((constructor)) note_state(void)
+{
+	harness_pid = getpid();
+	if (read_file(BOUND, boot_bound, sizeof(boot_bound)) <= 0)
+		boot_bound[0] = 0;
+}
+
+static void __attribute__((destructor)) restore_state(void)
+{
+	if (getpid() != harness_pid || geteuid())
+		return;
+	if (boot_bound[0])
+		write_file(BOUND, boot_bound);
+	cpu1_online();
+}
+
+FIXTURE(defer) {
+	char saved_bound[32];
+	int cpus[MAX_CPUS];	/* online at the start */
+	int ncpus;
+	pid_t hogs[MAX_CPUS];	/* hogs[i] spins on cpus[i] */
+	int nhogs;
+};
+
+FIXTURE_SETUP(defer)
+{
+	if (geteuid())
+		SKIP(return, "needs root");
+	if (access("/sys/kernel/debug/sched", F_OK))
+		mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
+	if (cpu1_online())
+		TH_LOG("cannot online cpu1, left offline before");
+	ASSERT_LT(0, read_file(BOUND, self->saved_bound, sizeof(self->saved_bound)))
+		TH_LOG("no %s: CONFIG_SCHED_DEFER_WAKEUP off?", BOUND);
+	self->ncpus = online_cpus(self->cpus, MAX_CPUS);
+	ASSERT_LT(0, self->ncpus);
+	/* untagged and unpinned: what this thread forks or creates inherits that */
+	ASSERT_EQ(0, defer_set(0, false));
+	ASSERT_EQ(0, pin_cpu(0, -1));
+}
+
+static void kill_hogs(FIXTURE_DATA(defer) *self)
+{
+	int i;
+
+	for (i = 0; i < self->nhogs; i++)
+		kill(self->hogs[i], SIGKILL);
+	for (i = 0; i < self->nhogs; i++)
+		waitpid(self->hogs[i], NULL, 0);
+	self->nhogs = 0;
+}
+
+/* A hog on every CPU: no CPU is idle, so tagged wakeups get parked. */
+static void spawn_hogs(FIXTURE_DATA(defer) *self)
+{
+	for (self->nhogs = 0; self->nhogs < self->ncpus; self->nhogs++)
+		self->hogs[self->nhogs] = spawn_hog(self->cpus[self->nhogs]);
+	usleep(200 * 1000);
+}
+
+FIXTURE_TEARDOWN(defer)
+{
+	char now[32];
+
+	kill_hogs(self);
+	if (self->saved_bound[0] && read_file(BOUND, now, sizeof(now)) > 0 &&
+	    strcmp(now, self->saved_bound))
+		EXPECT_EQ(0, write_file(BOUND, self->saved_bound));
+	EXPECT_EQ(0, cpu1_online());
+}
+
+/* 0 if this process is tagged, 1 if not, 2 if it cannot tell. */
+static int child_tag(void)
+{
+	int tag = defer_get(0);
+
+	return tag < 0 ? 2 : !tag;
+}
+
+/* As nobody: tag itself, not someone else's task. */
+static int unprivileged(void)
+{
+	if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+	    setresuid(65534, 65534, 65534))
+		return 10;
+	if (defer_set(0, true))
+		return 11;
+	if (defer_get(0) != 1)
+		return 12;
+	if (defer_set(1, true) != -EPERM)
+		return 13;
+	if (defer_set(0, false) || defer_get(0) != 0)
+		return 14;
+	return 0;
+}
+
+/* A thread that reports its tag at birth, then sleeps until told. */
+struct idler {
+	pthread_t th;
+	pid_t tid;
+	int tagged;
+	uint32_t go;
+};
+
+static void *idler_fn(void *arg)
+{
+	struct idler *i = arg;
+
+	i->tagged = defer_get(0);
+	STORE(i->tid, gettid());
+	while (!LOAD(i->go))
+		futex_op(&i->go, FUTEX_WAIT_PRIVATE, 0);
+	return NULL;
+}
+
+static int idler_start(struct idler *i)
+{
+	memset(i, 0, sizeof(*i));
+	if (pthread_create(&i->th, NULL, idler_fn, i))
+		return -1;
+	while (!LOAD(i->tid))
+		usleep(1000);
+	return 0;
+}
+
+static void idler_stop(struct idler *i)
+{
+	STORE(i->go, 1);
+	futex_op(&i->go, FUTEX_WAKE_PRIVATE, 1);
+	pthread_join(i->th, NULL);
+}
+
+TEST_F(defer, flag_abi)
+{
+	const __u64 both = SCHED_FLAG_DEFER_WAKEUP | SCHED_FLAG_RESET_ON_FORK;
+	struct sched_attr attr = { .size = sizeof(attr) };
+	struct sched_attr dl = {
+		.size = sizeof(dl),
+		.sched_policy = SCHED_DEADLINE,
+		.sched_flags = SCHED_FLAG_DEFER_WAKEUP,
+		.sched_runtime = 10 * MS,
+		.sched_deadline = 100 * MS,
+		.sched_period = 100 * MS,
+	};
+	struct sched_param sp = { 0 };
+	struct idler idler;
+	char comm[32] = "";
+	pid_t pid;
+
+	/* set, get, clear */
+	ASSERT_EQ(0, defer_set(0, true)) TH_LOG("SCHED_FLAG_DEFER_WAKEUP refused");
+	EXPECT_EQ(1, defer_get(0));
+	EXPECT_EQ(SCHED_OTHER, sched_getscheduler(0));
+	EXPECT_EQ(0, defer_set(0, false));
+	EXPECT_EQ(0, defer_get(0));
+
+	/* inherited by a child and by a new thread; a thread's own */
+	ASSERT_EQ(0, defer_set(0, true));
+	EXPECT_EQ(0, in_child(child_tag)) TH_LOG("a forked child was not tagged");
+	ASSERT_EQ(0, idler_start(&idler));
+	EXPECT_EQ(1, idler.tagged) TH_LOG("a new thread was not tagged");
+	ASSERT_EQ(0, defer_set(0, false));
+	EXPECT_EQ(1, defer_get(idler.tid)) TH_LOG("untagging one thread untagged another");
+	EXPECT_EQ(0, defer_set(idler.tid, false));
+	EXPECT_EQ(0, defer_get(idler.tid));
+	EXPECT_EQ(0, defer_set(idler.tid, true));
+	EXPECT_EQ(1, defer_get(idler.tid));
+	EXPECT_EQ(0, defer_get(0)) TH_LOG("tagging one thread tagged another");
+	idler_stop(&idler);
+
+	/* root tags another process */
+	pid = fork();
+	if (!pid) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		for (;;)
+			pause();
+	}
+	ASSERT_LT(0, pid);
+	EXPECT_EQ(0, defer_set(pid, true));
+	EXPECT_EQ(1, defer_get(pid));
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+
+	/* the child of a SCHED_FLAG_RESET_ON_FORK task starts untagged */
+	ASSERT_EQ(0, set_attr(0, SCHED_OTHER, 0, 0, both));
+	EXPECT_EQ(both, get_flags(0) & both);
+	EXPECT_EQ(1, in_child(child_tag)) TH_LOG("the child kept the tag despite RESET_ON_FORK");
+	EXPECT_EQ(0, set_attr(0, SCHED_OTHER, 0, 0, 0));
+	EXPECT_EQ(0ULL, get_flags(0) & both);
+
+	/* fair and idle policies may be tagged */
+	EXPECT_EQ(0, set_attr(0, SCHED_BATCH, 0, 0, SCHED_FLAG_DEFER_WAKEUP));
+	EXPECT_EQ(SCHED_BATCH, sched_getscheduler(0));
+	EXPECT_EQ(1, defer_get(0));
+	EXPECT_EQ(0, set_attr(0, SCHED_IDLE, 0, 0, SCHED_FLAG_DEFER_WAKEUP));
+	EXPECT_EQ(SCHED_IDLE, sched_getscheduler(0));
+	EXPECT_EQ(1, defer_get(0));
+	if (sched_get_priority_max(SCHED_GIDLE) == 0) {
+		EXPECT_EQ(0, set_attr(0, SCHED_GIDLE, 0, 0, SCHED_FLAG_DEFER_WAKEUP));
+		EXPECT_EQ(SCHED_GIDLE, sched_getscheduler(0));
+		EXPECT_EQ(1, defer_get(0));
+	} else {
+		TH_LOG("no SCHED_GIDLE in this kernel: not tried with it");
+	}
+	ASSERT_EQ(0, set_attr(0, SCHED_OTHER, 0, 0, 0));
+	EXPECT_EQ(SCHED_OTHER, sched_getscheduler(0));
+	EXPECT_EQ(0, defer_get(0));
+
+	/* real-time and deadline tasks may not */
+	EXPECT_EQ(-EINVAL, set_attr(0, SCHED_FIFO, 0, 1, SCHED_FLAG_DEFER_WAKEUP));
+	EXPECT_EQ(-EINVAL, set_attr(0, SCHED_RR, 0, 1, SCHED_FLAG_DEFER_WAKEUP));
+	EXPECT_EQ(-EINVAL, sched_setattr_(0, &dl));
+	EXPECT_EQ(SCHED_OTHER, sched_getscheduler(0));
+	EXPECT_EQ(0, defer_get(0));
+
+	/* a tagged task switched to SCHED_FIFO without the flag loses the tag */
+	ASSERT_EQ(0, defer_set(0, true));
+	EXPECT_EQ(0, set_attr(0, SCHED_FIFO, 0, 1, 0));
+	EXPECT_EQ(SCHED_FIFO, sched_getscheduler(0));
+	EXPECT_EQ(0, defer_get(0)) TH_LOG("a SCHED_FIFO task kept the tag");
+	EXPECT_EQ(-EINVAL, defer_set(0, true)) TH_LOG("a SCHED_FIFO task was tagged");
+	EXPECT_EQ(0, defer_get(0));
+	ASSERT_EQ(0, set_attr(0, SCHED_OTHER, 0, 0, 0));
+
+	/* sched_setparam() keeps it, sched_setscheduler() and sched_setattr() drop it */
+	ASSERT_EQ(0, defer_set(0, true));
+	EXPECT_EQ(0, sched_setparam(0, &sp));
+	EXPECT_EQ(1, defer_get(0)) TH_LOG("sched_setparam() dropped the tag");
+	EXPECT_EQ(0, sched_setscheduler(0, SCHED_OTHER, &sp));
+	EXPECT_EQ(0, defer_get(0)) TH_LOG("sched_setscheduler() kept the tag");
+	EXPECT_EQ(0, set_attr(0, SCHED_OTHER, 3, 0, SCHED_FLAG_DEFER_WAKEUP));
+	EXPECT_EQ(1, defer_get(0));
+	EXPECT_EQ(0, sched_getattr_(0, &attr));
+	EXPECT_EQ(3, attr.sched_nice);
+	EXPECT_EQ(0, set_attr(0, SCHED_OTHER, 0, 0, 0));
+	EXPECT_EQ(0, defer_get(0)) TH_LOG("sched_setattr() without the flag kept the tag");
+
+	/* no such flag; no kernel threads */
+	EXPECT_EQ(-EINVAL, set_attr(0, 0, 0, 0, SCHED_FLAG_KEEP_ALL | 0x100));
+	EXPECT_EQ(-EINVAL, set_attr(0, 0, 0, 0,
+				    SCHED_FLAG_KEEP_ALL | SCHED_FLAG_DEFER_WAKEUP | 0x100));
+	EXPECT_EQ(0, defer_get(0));
+	EXPECT_LT(0, read_file("/proc/2/comm", comm, sizeof(comm)));
+	EXPECT_STREQ("kthreadd\n", comm);
+	EXPECT_EQ(-EINVAL, defer_set(2, true)) TH_LOG("a kernel thread was tagged");
+	EXPECT_EQ(0, defer_get(2));
+
+	/* anyone may tag their own threads, and only those */
+	EXPECT_EQ(0, in_child(unprivileged));
+}
+
+TEST_F(defer, bound_sysctl)
+{
+	static const char *const good[] = { "100", "100000", "2000\n" };
+	static const char *const bad[] = { "0", "99", "100001", "-1", "abc" };
+	unsigned int i;
+
+	EXPECT_EQ(BOUND_DEFAULT, read_bound());
+	for (i = 0; i < ARRAY_SIZE(good); i++) {
+		EXPECT_EQ(0, write_file(BOUND, good[i])) TH_LOG("writing %s", good[i]);
+		EXPECT_EQ(strtoll(good[i], NULL, 10), read_bound());
+	}
+	ASSERT_EQ(2000, read_bound());
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		EXPECT_EQ(-EINVAL, write_file(BOUND, bad[i])) TH_LOG("writing %s", bad[i]);
+		EXPECT_EQ(2000, read_bound()) TH_LOG("after writing %s", bad[i]);
+	}
+}
+
+TEST_F(defer, stats_format)
+{
+	static struct snap s;
+	bool possible[MAX_CPUS] = { false };
+	int n, cpu;
+
+	n = possible_cpus(possible, MAX_CPUS);
+	ASSERT_LT(0, n);
+	ASSERT_EQ(0, snap_take(&s)) TH_LOG("cannot read %s", STATS);
+	EXPECT_TRUE(s.header) TH_LOG("no '#' header line first");
+	EXPECT_EQ(0, s.bad) TH_LOG("lines neither the header nor 'cpuN' and 7 numbers");
+	EXPECT_EQ(n, s.lines);
+	for (cpu = 0; cpu < MAX_CPUS; cpu++) {
+		EXPECT_EQ(possible[cpu], s.seen[cpu]) TH_LOG("cpu%d", cpu);
+		EXPECT_LE(s.cpu[cpu].wait_max, s.cpu[cpu].wait_sum) TH_LOG("cpu%d", cpu);
+	}
+	EXPECT_LE(placed(&s.sum), s.sum.parked);
+	TH_LOG("since boot: %llu parked, %llu placed, %llu direct", s.sum.parked,
+	       placed(&s.sum), s.sum.direct);
+}
+
+/*
+ * A tagged wakee, woken @n times by the test's thread through a futex, an
+ * eventfd or a socketpair, each time once it sleeps: the latency from just
+ * before the wake to the wakee running again.
+ */
+enum { WAKE_FUTEX, WAKE_EVENTFD, WAKE_SOCKET, WAKE_KINDS };
+static const char *const wake_name[] = { "futex", "eventfd", "socketpair" };
+
+struct wakee {
+	pthread_t th;
+	int kind, n;
+	int start, cpu;			/* run on start first, then on cpu; < 0: any */
+	int fd[2];
+	uint32_t word;			/* futex: rounds started */
+	pid_t tid;
+	int err, done;			/* rounds done */
+	unsigned long long t0;		/* just before the wake */
+	unsigned long long *lat;
+};
+
+static int wakee_wait(struct wakee *w, int i)
+{
+	uint64_t v;
+	char c;
+
+	switch (w->kind) {
+	case WAKE_FUTEX:
+		while (LOAD(w->word) == (uint32_t)i)
+			if (futex_op(&w->word, FUTEX_WAIT_PRIVATE, i) && errno != EAGAIN &&
+			    errno != EINTR)
+				return -errno;
+		return 0;
+	case WAKE_EVENTFD:
+		return read(w->fd[0], &v, sizeof(v)) == sizeof(v) ? 0 : -EIO;
+	default:
+		return read(w->fd[1], &c, 1) == 1 ? 0 : -EIO;
+	}
+}
+
+static int wakee_wake(struct wakee *w, int i)
+{
+	uint64_t one = 1;
+
+	switch (w->kind) {
+	case WAKE_FUTEX:
+		STORE(w->word, i + 1);
+		return futex_op(&w->word, FUTEX_WAKE_PRIVATE, 1) < 0 ? -errno : 0;
+	case WAKE_EVENTFD:
+		return write(w->fd[0], &one, sizeof(one)) == sizeof(one) ? 0 : -EIO;
+	default:
+		return write(w->fd[0], "w", 1) == 1 ? 0 : -EIO;
+	}
+}
+
+static void *wakee_fn(void *arg)
+{
+	struct wakee *w = arg;
+	int i, err;
+
+	err = w->start >= 0 ? pin_cpu(0, w->start) : 0;
+	if (!err)
+		err = pin_cpu(0, w->cpu);
+	if (!err)
+		err = defer_set(0, true);
+	if (err) {
+		w->err = err;
+		STORE(w->tid, gettid());
+		return NULL;
+	}
+	STORE(w->tid, gettid());
+	for (i = 0; i < w->n; i++) {
+		err = wakee_wait(w, i);
+		if (err) {
+			w->err = err;
+			break;
+		}
+		w->lat[i] = now_ns() - LOAD(w->t0);
+		STORE(w->done, i + 1);
+	}
+	return NULL;
+}
+
+static int cmp_ull(const void *a, const void *b)
+{
+	unsigned long long x = *(const unsigned long long *)a;
+	unsigned long long y = *(const unsigned long long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+struct measured {
+	unsigned long long p50, p99, max;	/* wake to run, ns */
+	unsigned long long parked, direct;	/* deltas over the run */
+};
+
+/*
+ * Wake a tagged thread allowed on @cpu (< 0: any), which sleeps on @start
+ * first (< 0: where it was created), @n times by @kind; what it took.
+ */
+static void measure(struct __test_metadata *_metadata, int kind, int n, int start,
+		    int cpu, struct measured *m)
+{
+	static struct snap s0, s1;
+	unsigned long long end;
+	struct wakee *w;
+	int i;
+
+	w = calloc(1, sizeof(*w));	/* left to a stuck thread on failure */
+	ASSERT_NE(NULL, w);
+	w->lat = calloc(n, sizeof(*w->lat));
+	ASSERT_NE(NULL, w->lat);
+	w->kind = kind;
+	w->n = n;
+	w->start = start;
+	w->cpu = cpu;
+	if (kind == WAKE_EVENTFD) {
+		w->fd[0] = eventfd(0, EFD_CLOEXEC);
+		ASSERT_LE(0, w->fd[0]);
+	} else if (kind == WAKE_SOCKET) {
+		ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, w->fd));
+	}
+	ASSERT_EQ(0, pthread_create(&w->th, NULL, wakee_fn, w));
+	while (!LOAD(w->tid))
+		usleep(1000);
+	ASSERT_EQ(0, w->err) TH_LOG("%s wakee: cannot pin or tag it", wake_name[kind]);
+
+	ASSERT_EQ(0, wait_asleep(getpid(), w->tid, 5000 * MS));
+	ASSERT_EQ(0, snap_take(&s0));
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(0, wait_asleep(getpid(), w->tid, 5000 * MS))
+			TH_LOG("%s wakee not asleep before wakeup %d", wake_name[kind], i);
+		STORE(w->t0, now_ns());
+		ASSERT_EQ(0, wakee_wake(w, i));
+		end = now_ns() + 2000 * MS;
+		while (LOAD(w->done) <= i && !w->err && now_ns() < end)
+			usleep(100);
+		ASSERT_EQ(0, w->err) TH_LOG("%s wakee failed to wait", wake_name[kind]);
+		ASSERT_LT(i, LOAD(w->done))
+			TH_LOG("%s wakeup %d lost: the wakee did not run within 2 s (state %c)",
+			       wake_name[kind], i, thread_state(getpid(), w->tid));
+	}
+	ASSERT_EQ(0, pthread_join(w->th, NULL));
+	ASSERT_EQ(0, snap_take(&s1));
+
+	qsort(w->lat, n, sizeof(*w->lat), cmp_ull);
+	m->p50 = w->lat[n / 2];
+	m->p99 = w->lat[n * 99 / 100];
+	m->max = w->lat[n - 1];
+	m->parked = s1.sum.parked - s0.sum.parked;
+	m->direct = s1.sum.direct - s0.sum.direct;
+	if (kind != WAKE_FUTEX) {
+		close(w->fd[0]);
+		if (kind == WAKE_SOCKET)
+			close(w->fd[1]);
+	}
+	free(w->lat);
+	free(w);
+}
+
+#define BOUND_US	2000
+#define BOUND_ROUNDS	200
+
+/*
+ * A hog on every CPU, so that no CPU is idle: each wakeup of an unpinned
+ * tagged thread is parked, and it runs within the bound (plus slack);
+ * a tagged thread pinned to one CPU is never parked.
+ */
+TEST_F_TIMEOUT(defer, wakeup_bound, 150)
+{
+	const unsigned long long limit = BOUND_US * 1000ULL + SLACK_NS;
+	static struct snap s0, s1;
+	struct measured m;
+	char bound[16];
+	int kind, cpu;
+
+	snprintf(bound, sizeof(bound), "%d", BOUND_US);
+	ASSERT_EQ(0, write_file(BOUND, bound));
+	spawn_hogs(self);
+	ASSERT_EQ(0, snap_take(&s0));
+	for (kind = 0; kind < WAKE_KINDS; kind++) {
+		measure(_metadata, kind, BOUND_ROUNDS, -1, -1, &m);
+		TH_LOG("%s: %d wakeups, %llu parked, %llu direct", wake_name[kind],
+		       BOUND_ROUNDS, m.parked, m.direct);
+		TH_LOG("%s: wake to run p50 %.2f p99 %.2f max %.2f ms (bound %d us)",
+		       wake_name[kind], m.p50 / 1e6, m.p99 / 1e6, m.max / 1e6, BOUND_US);
+		EXPECT_LE(m.max, limit) TH_LOG("%s: a wakeup took longer than the bound + %llu ms",
+					       wake_name[kind], SLACK_NS / MS);
+		EXPECT_LE(BOUND_ROUNDS / 2ULL, m.parked)
+			TH_LOG("%s: wakeups with no idle CPU were not parked", wake_name[kind]);
+	}
+
+	measure(_metadata, WAKE_FUTEX, 50, -1, self->cpus[self->ncpus - 1], &m);
+	TH_LOG("pinned to cpu%d: 50 wakeups, %llu parked, max %.2f ms",
+	       self->cpus[self->ncpus - 1], m.parked, m.max / 1e6);
+	EXPECT_EQ(0ULL, m.parked) TH_LOG("a thread pinned to one CPU was parked");
+
+	/* the longest a task stayed parked, where that grew during the test */
+	ASSERT_EQ(0, snap_take(&s1));
+	for (cpu = 0; cpu < MAX_CPUS; cpu++) {
+		if (s1.cpu[cpu].wait_max <= s0.cpu[cpu].wait_max)
+			continue;
+		EXPECT_LE(s1.cpu[cpu].wait_max, limit)
+			TH_LOG("cpu%d kept a task parked %.2f ms", cpu,
+			       s1.cpu[cpu].wait_max / 1e6);
+	}
+	TH_LOG("parked %llu, mean %.3f ms, longest since boot %.3f ms",
+	       s1.sum.parked - s0.sum.parked,
+	       (s1.sum.wait_sum - s0.sum.wait_sum) / 1e6 /
+	       (s1.sum.parked - s0.sum.parked ?: 1), s1.sum.wait_max / 1e6);
+}
+
+/*
+ * The waker on the first CPU, the others idle: the wakee's last CPU is idle
+ * when it is woken, so it is placed there at once, not parked.
+ */
+TEST_F_TIMEOUT(defer, idle_cpu_direct, 60)
+{
+	struct measured m;
+
+	if (self->ncpus < 2)
+		SKIP(return, "needs 2 CPUs");
+	ASSERT_EQ(0, pin_cpu(0, self->cpus[0]));
+	measure(_metadata, WAKE_FUTEX, 100, self->cpus[1], -1, &m);
+	pin_cpu(0, -1);
+	TH_LOG("100 wakeups on idle CPUs: %llu direct, %llu parked; max %.2f ms",
+	       m.direct, m.parked, m.max / 1e6);
+	EXPECT_LE(50ULL, m.direct) TH_LOG("wakeups with an idle CPU at hand were not direct");
+	EXPECT_LE(m.max, BOUND_DEFAULT * 1000ULL + SLACK_NS);
+}
+
+/*
+ * A dispatcher pinned to the first CPU wakes 4 tagged workers per CPU in
+ * bursts; each spins 2 ms, notes its CPU and sleeps again. Those woken with
+ * no idle CPU at hand are parked and placed on the least loaded CPU: the
+ * workers spread over the CPUs, not pile up on the dispatcher's.
+ */
+#define SPREAD_BURSTS	8
+
+struct spread {
+	int stop, err, done;
+};
+
+struct worker {
+	pthread_t th;
+	pid_t tid;
+	uint32_t word;			/* bursts started */
+	int cpu[SPREAD_BURSTS];		/* where it ran in each */
+	struct spread *sp;
+};
+
+static void *worker_fn(void *arg)
+{
+	struct worker *w = arg;
+	unsigned long long t;
+	uint32_t seen = 0, v;
+
+	if (pin_cpu(0, -1) || defer_set(0, true))
+		ADD(w->sp->err, 1);
+	STORE(w->tid, gettid());
+	for (;;) {
+		v = LOAD(w->word);
+		if (v == seen) {
+			futex_op(&w->word, FUTEX_WAIT_PRIVATE, seen);
+			continue;
+		}
+		seen = v;
+		if (LOAD(w->sp->stop))
+			break;
+		for (t = thread_cpu_ns(); thread_cpu_ns() - t < 2 * MS;)
+			;
+		w->cpu[(seen - 1) % SPREAD_BURSTS] = sched_getcpu();
+		ADD(w->sp->done, 1);
+	}
+	return NULL;
+}
+
+/* The first worker not asleep within 10 s, or -1. */
+static int workers_awake(struct worker *w, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (wait_asleep(getpid(), w[i].tid, 10000 * MS))
+			return i;
+	return -1;
+}
+
+TEST_F_TIMEOUT(defer, spread, 150)
+{
+	int n = 4 * self->ncpus, on[MAX_CPUS] = { 0 }, i, b, cpu, used = 0, need;
+	int disp = self->cpus[0];
+	static struct snap s0, s1;
+	unsigned long long end, wakeups = (unsigned long long)n * SPREAD_BURSTS;
+	struct spread sp = { 0 };
+	struct worker *w;
+	char hist[4096];
+	int len = 0;
+
+	if (self->ncpus < 2)
+		SKIP(return, "needs 2 CPUs");
+	need = self->ncpus / 2 > 2 ? self->ncpus / 2 : 2;	/* both of 2 */
+	w = calloc(n, sizeof(*w));	/* left to stuck threads on failure */
+	ASSERT_NE(NULL, w);
+	for (i = 0; i < n; i++) {
+		w[i].sp = &sp;
+		ASSERT_EQ(0, pthread_create(&w[i].th, NULL, worker_fn, &w[i]));
+	}
+	for (i = 0; i < n; i++)
+		while (!LOAD(w[i].tid))
+			usleep(1000);
+	ASSERT_EQ(0, sp.err) TH_LOG("workers could not be unpinned or tagged");
+	ASSERT_EQ(0, pin_cpu(0, disp));
+
+	ASSERT_EQ(-1, workers_awake(w, n));
+	ASSERT_EQ(0, snap_take(&s0));
+	for (b = 0; b < SPREAD_BURSTS; b++) {
+		i = workers_awake(w, n);
+		ASSERT_EQ(-1, i) TH_LOG("worker %d not asleep before burst %d", i, b);
+		for (i = 0; i < n; i++) {
+			STORE(w[i].word, b + 1);
+			futex_op(&w[i].word, FUTEX_WAKE_PRIVATE, 1);
+		}
+		end = now_ns() + 30000 * MS;
+		while (LOAD(sp.done) < n * (b + 1) && now_ns() < end)
+			usleep(1000);
+		ASSERT_EQ(n * (b + 1), LOAD(sp.done))
+			TH_LOG("burst %d: %d of %d workers ran within 30 s", b,
+			       LOAD(sp.done) - n * b, n);
+	}
+	ASSERT_EQ(0, snap_take(&s1));
+	pin_cpu(0, -1);
+	STORE(sp.stop, 1);
+	for (i = 0; i < n; i++) {
+		STORE(w[i].word, SPREAD_BURSTS + 1);
+		futex_op(&w[i].word, FUTEX_WAKE_PRIVATE, 1);
+	}
+	for (i = 0; i < n; i++)
+		pthread_join(w[i].th, NULL);
+
+	for (i = 0; i < n; i++)
+		for (b = 0; b < SPREAD_BURSTS; b++)
+			if (w[i].cpu[b] >= 0 && w[i].cpu[b] < MAX_CPUS)
+				on[w[i].cpu[b]]++;
+	for (cpu = 0; cpu < MAX_CPUS; cpu++) {
+		if (!on[cpu])
+			continue;
+		used++;
+		if (len < (int)sizeof(hist) - 16)
+			len += snprintf(hist + len, sizeof(hist) - len, " %d:%d", cpu, on[cpu]);
+	}
+	TH_LOG("%d workers x %d bursts from cpu%d ran on %d CPUs (cpu:runs)%s", n,
+	       SPREAD_BURSTS, disp, used, len ? hist : " none");
+	TH_LOG("%llu wakeups: %llu parked, %llu direct", wakeups,
+	       s1.sum.parked - s0.sum.parked, s1.sum.direct - s0.sum.direct);
+	EXPECT_LE(need, used) TH_LOG("placed on too few CPUs");
+	EXPECT_GT(wakeups, (unsigned long long)on[disp])
+		TH_LOG("every worker ran on the dispatcher's CPU");
+	/* each wakeup of an unpinned tagged thread was parked or direct */
+	EXPECT_LE(wakeups * 9 / 10, s1.sum.parked - s0.sum.parked + s1.sum.direct - s0.sum.direct);
+	free(w);
+}
+
+/*
+ * A tagged thread of a child process asleep on a futex, hogs on every CPU:
+ * wake it (it is parked) and SIGKILL the child at once; it must be reaped.
+ */
+#define KILL_ROUNDS	300
+#define KILL_BUDGET_NS	(45000 * MS)
+
+struct killee {
+	uint32_t word;
+	int ready;		/* 1 tagged and about to wait, -1 failed */
+	pid_t tid;
+};
+
+static void *killee_fn(void *arg)
+{
+	struct killee *k = arg;
+	volatile unsigned long spin = 0;
+
+	if (defer_set(0, true)) {
+		STORE(k->ready, -1);
+		return NULL;
+	}
+	STORE(k->tid, gettid());
+	STORE(k->ready, 1);
+	while (!LOAD(k->word))
+		futex_op(&k->word, FUTEX_WAIT, 0);
+	for (;;)	/* woken: run until the SIGKILL lands */
+		spin++;
+	return NULL;
+}
+
+static void killee_child(struct killee *k, pid_t ppid)
+{
+	pthread_t th;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != ppid)
+		_exit(1);
+	if (pthread_create(&th, NULL, killee_fn, k)) {
+		STORE(k->ready, -1);
+		_exit(1);
+	}
+	pthread_join(th, NULL);
+	_exit(2);
+}
+
+TEST_F_TIMEOUT(defer, sigkill_parked, 180)
+{
+	unsigned long long start, end, t, reap, max_reap = 0;
+	int i, ready, asleep, lost = 0;
+	static struct snap s0, s1;
+	struct killee *k;
+	pid_t ppid = getpid(), pid;
+
+	k = mmap(NULL, sizeof(*k), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, k);
+	spawn_hogs(self);
+	ASSERT_EQ(0, snap_take(&s0));
+	start = now_ns();
+	for (i = 0; i < KILL_ROUNDS && now_ns() - start < KILL_BUDGET_NS; i++) {
+		memset(k, 0, sizeof(*k));
+		pid = fork();
+		if (!pid)
+			killee_child(k, ppid);
+		ASSERT_LT(0, pid);
+		end = now_ns() + 10000 * MS;
+		while (!LOAD(k->ready) && now_ns() < end)
+			usleep(500);
+		ready = LOAD(k->ready);
+		asleep = ready == 1 ? wait_asleep(pid, k->tid, 10000 * MS) : -1;
+		if (asleep) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+		}
+		ASSERT_EQ(1, ready) TH_LOG("round %d: no tagged thread", i);
+		ASSERT_EQ(0, asleep) TH_LOG("round %d: the tagged thread did not sleep", i);
+
+		STORE(k->word, 1);
+		futex_op(&k->word, FUTEX_WAKE, 1);
+		kill(pid, SIGKILL);
+		t = now_ns();
+		if (reap_within(pid, 2000 * MS)) {
+			lost++;
+			TH_LOG("round %d: not reaped within 2 s (thread state %c)", i,
+			       thread_state(pid, k->tid));
+			ASSERT_EQ(0, reap_within(pid, 10000 * MS))
+				TH_LOG("round %d: not reaped within 12 s", i);
+		}
+		reap = now_ns() - t;
+		if (reap > max_reap)
+			max_reap = reap;
+	}
+	ASSERT_EQ(0, snap_take(&s1));
+	TH_LOG("%d rounds in %.1f s: %d not reaped in 2 s, slowest reap %.1f ms, %llu parked",
+	       i, (now_ns() - start) / 1e9, lost, max_reap / 1e6,
+	       s1.sum.parked - s0.sum.parked);
+	EXPECT_EQ(0, lost);
+	EXPECT_LE(50, i) TH_LOG("too few rounds within %llu s", KILL_BUDGET_NS / MS / 1000);
+	EXPECT_LE((unsigned long long)i / 2, s1.sum.parked - s0.sum.parked)
+		TH_LOG("the wakeups before the kill were not parked");
+	munmap(k, sizeof(*k));
+}
+
+/*
+ * Pairs of tagged threads handing a futex back and forth: each handoff is
+ * one wakeup. The turn holder stops the pair (PP_STOP) when told to or when
+ * the total reaches the target, so that each side's sends are exactly the
+ * other side's receives; a lost wakeup leaves its pair stuck.
+ */
+#define PP_STOP		0x80000000u
+
+struct pp;
+
+struct pp_end {
+	pthread_t th;
+	pid_t tid;
+	int side;
+	unsigned long long sends, recvs;
+	struct pp_pair *pair;
+};
+
+struct pp_pair {
+	_Alignas(64) uint32_t word;	/* handoffs so far; odd: side 1's turn */
+	struct pp *pp;
+	struct pp_end end[2];
+};
+
+struct pp {
+	struct pp_pair *pair;
+	int npairs, stop, exited, err;
+	unsigned long long target, total;
+};
+
+static void *pp_fn(void *arg)
+{
+	struct pp_end *e = arg;
+	struct pp_pair *p = e->pair;
+	struct pp *pp = p->pp;
+	uint32_t v;
+
+	if (pin_cpu(0, -1) || defer_set(0, true))
+		ADD(pp->err, 1);
+	STORE(e->tid, gettid());
+	for (;;) {
+		v = LOAD(p->word);
+		if (v == PP_STOP)
+			break;
+		if ((v & 1) != (uint32_t)e->side) {
+			futex_op(&p->word, FUTEX_WAIT_PRIVATE, v);
+			continue;
+		}
+		if (v)
+			BUMP(e->recvs);
+		if (LOAD(pp->stop) || LOAD(pp->total) >= LOAD(pp->target)) {
+			STORE(p->word, PP_STOP);
+			futex_op(&p->word, FUTEX_WAKE_PRIVATE, 1);
+			break;
+		}
+		BUMP(e->sends);
+		ADD(pp->total, 1);
+		STORE(p->word, v + 1);
+		futex_op(&p->word, FUTEX_WAKE_PRIVATE, 1);
+	}
+	ADD(pp->exited, 1);
+	return NULL;
+}
+
+/* Start @npairs pairs; stopped by pp->stop or at @target handoffs in all. */
+static int pp_start(struct pp *pp, int npairs, unsigned long long target)
+{
+	int i, s;
+
+	memset(pp, 0, sizeof(*pp));
+	if (posix_memalign((void **)&pp->pair, 64, npairs * sizeof(*pp->pair)))
+		return -ENOMEM;
+	memset(pp->pair, 0, npairs * sizeof(*pp->pair));
+	pp->npairs = npairs;
+	pp->target = target;
+	for (i = 0; i < npairs; i++) {
+		pp->pair[i].pp = pp;
+		for (s = 0; s < 2; s++) {
+			pp->pair[i].end[s].side = s;
+			pp->pair[i].end[s].pair = &pp->pair[i];
+			if (pthread_create(&pp->pair[i].end[s].th, NULL, pp_fn,
+					   &pp->pair[i].end[s]))
+				return -EAGAIN;
+		}
+	}
+	for (i = 0; i < npairs; i++)
+		for (s = 0; s < 2; s++)
+			while (!LOAD(pp->pair[i].end[s].tid))
+				usleep(1000);
+	return 0;
+}
+
+static unsigned long long pp_handoffs(struct pp_pair *p)
+{
+	return __atomic_load_n(&p->end[0].sends, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&p->end[1].sends, __ATOMIC_RELAXED);
+}
+
+static void pp_report(struct __test_metadata *_metadata, struct pp *pp)
+{
+	struct pp_pair *p;
+	int i;
+
+	for (i = 0; i < pp->npairs; i++) {
+		p = &pp->pair[i];
+		if (LOAD(p->word) == PP_STOP)
+			continue;
+		TH_LOG("pair %d stuck at handoff %u: sends %llu/%llu recvs %llu/%llu, states %c/%c",
+		       i, LOAD(p->word), p->end[0].sends, p->end[1].sends, p->end[0].recvs,
+		       p->end[1].recvs, thread_state(getpid(), p->end[0].tid),
+		       thread_state(getpid(), p->end[1].tid));
+	}
+}
+
+/*
+ * Wait until every pair has handed off again (a stuck pair lost a wakeup);
+ * 0, or the number of pairs that did not within @timeout_ns.
+ */
+static int pp_progress(struct __test_metadata *_metadata, struct pp *pp,
+		       unsigned long long timeout_ns)
+{
+	unsigned long long *seen, end = now_ns() + timeout_ns;
+	int i, left;
+
+	seen = calloc(pp->npairs, sizeof(*seen));
+	if (!seen)
+		return pp->npairs;
+	for (i = 0; i < pp->npairs; i++)
+		seen[i] = pp_handoffs(&pp->pair[i]);
+	do {
+		usleep(10 * 1000);
+		for (i = 0, left = 0; i < pp->npairs; i++)
+			left += pp_handoffs(&pp->pair[i]) == seen[i];
+	} while (left && now_ns() < end);
+	if (left)
+		pp_report(_metadata, pp);
+	free(seen);
+	return left;
+}
+
+/*
+ * Wait for every thread to exit; -EDEADLK if no handoff happened for
+ * @stall_ns while some are still running, -ETIMEDOUT at @deadline.
+ */
+static int pp_wait(struct __test_metadata *_metadata, struct pp *pp,
+		   unsigned long long deadline, unsigned long long stall_ns)
+{
+	unsigned long long total, last = LOAD(pp->total), at = now_ns(), t;
+	int i, s;
+
+	while (LOAD(pp->exited) < 2 * pp->npairs) {
+		usleep(20 * 1000);
+		t = now_ns();
+		total = LOAD(pp->total);
+		if (total != last) {
+			last = total;
+			at = t;
+		}
+		if (t - at > stall_ns || t > deadline) {
+			TH_LOG("%s after %llu handoffs, %d of %d threads exited",
+			       t > deadline ? "out of time" : "no progress", total,
+			       LOAD(pp->exited), 2 * pp->npairs);
+			pp_report(_metadata, pp);
+			return t > deadline ? -ETIMEDOUT : -EDEADLK;
+		}
+	}
+	for (i = 0; i < pp->npairs; i++)
+		for (s = 0; s < 2; s++)
+			pthread_join(pp->pair[i].end[s].th, NULL);
+	return 0;
+}
+
+/* Each side's sends are the other side's receives; the number of pairs where not. */
+static int pp_unbalanced(struct __test_metadata *_metadata, struct pp *pp,
+			 unsigned long long *sum)
+{
+	struct pp_pair *p;
+	int i, bad = 0;
+
+	*sum = 0;
+	for (i = 0; i < pp->npairs; i++) {
+		p = &pp->pair[i];
+		*sum += p->end[0].sends + p->end[1].sends;
+		if (p->end[0].sends == p->end[1].recvs && p->end[1].sends == p->end[0].recvs)
+			continue;
+		TH_LOG("pair %d: sends %llu/%llu, recvs %llu/%llu", i, p->end[0].sends,
+		       p->end[1].sends, p->end[0].recvs, p->end[1].recvs);
+		bad++;
+	}
+	return bad;
+}
+
+/*
+ * After a short settle, every parked wakeup has been placed, one way or
+ * another; the number parked since @s0.
+ */
+static unsigned long long check_all_placed(struct __test_metadata *_metadata,
+					   const struct snap *s0)
+{
+	static struct snap s1;
+
+	usleep(50 * 1000);
+	ASSERT_EQ(0, snap_take(&s1));
+	TH_LOG("parked %llu; placed at balance %llu, newly idle %llu, forced %llu; direct %llu",
+	       s1.sum.parked - s0->sum.parked, s1.sum.balance - s0->sum.balance,
+	       s1.sum.idle - s0->sum.idle, s1.sum.forced - s0->sum.forced,
+	       s1.sum.direct - s0->sum.direct);
+	EXPECT_EQ(s1.sum.parked, placed(&s1.sum))
+		TH_LOG("since boot %llu parked but %llu placed", s1.sum.parked,
+		       placed(&s1.sum));
+	return s1.sum.parked - s0->sum.parked;
+}
+
+/*
+ * Hogs on every CPU and tagged pairs handing off all the time while cpu1
+ * goes offline and online: every pair keeps going through each step, and
+ * all stop when told, every wakeup accounted for.
+ */
+TEST_F_TIMEOUT(defer, cpu_hotplug, 200)
+{
+	unsigned long long sum;
+	static struct snap s0;
+	int i, c, hog1 = -1;
+	struct pp *pp;
+
+	if (self->ncpus < 2 || access(CPU1_ONLINE, W_OK))
+		SKIP(return, "cpu1 cannot be offlined here");
+	for (i = 0; i < self->ncpus; i++)
+		if (self->cpus[i] == 1)
+			hog1 = i;
+	ASSERT_LE(0, hog1) TH_LOG("cpu1 is not online");
+	pp = calloc(1, sizeof(*pp));	/* left to stuck threads on failure */
+	ASSERT_NE(NULL, pp);
+	spawn_hogs(self);
+	ASSERT_EQ(0, snap_take(&s0));
+	ASSERT_EQ(0, pp_start(pp, self->ncpus, ~0ULL));
+	ASSERT_EQ(0, pp->err) TH_LOG("pair threads could not be unpinned or tagged");
+	ASSERT_EQ(0, pp_progress(_metadata, pp, 5000 * MS));
+
+	for (c = 0; c < 5; c++) {
+		ASSERT_EQ(0, write_file(CPU1_ONLINE, "0")) TH_LOG("offline cpu1, round %d", c);
+		usleep(100 * 1000);
+		EXPECT_EQ(0, pp_progress(_metadata, pp, 5000 * MS))
+			TH_LOG("pairs stuck after cpu1 went offline, round %d", c);
+		ASSERT_EQ(0, write_file(CPU1_ONLINE, "1")) TH_LOG("online cpu1, round %d", c);
+		pin_cpu(self->hogs[hog1], 1);
+		usleep(100 * 1000);
+		EXPECT_EQ(0, pp_progress(_metadata, pp, 5000 * MS))
+			TH_LOG("pairs stuck after cpu1 came back, round %d", c);
+	}
+
+	STORE(pp->stop, 1);
+	ASSERT_EQ(0, pp_wait(_metadata, pp, now_ns() + 5000 * MS, 5000 * MS))
+		TH_LOG("threads did not all stop within 5 s");
+	EXPECT_EQ(0, pp_unbalanced(_metadata, pp, &sum));
+	EXPECT_EQ(LOAD(pp->total), sum);
+	TH_LOG("%d pairs, %llu handoffs across 5 offline/online cycles of cpu1",
+	       pp->npairs, sum);
+	kill_hogs(self);
+	EXPECT_LT(0ULL, check_all_placed(_metadata, &s0))
+		TH_LOG("no wakeup parked, with a hog on every CPU");
+	free(pp->pair);
+	free(pp);
+}
+
+/*
+ * A million wakeups: a pair of tagged threads per CPU handing off until the
+ * total is reached, none lost, and afterwards every parked wakeup placed.
+ * DEFER_WAKEUPS sets the total; without it, a VM too slow for a million in
+ * WAKEUPS_BUDGET_S does what fits in that time, but never fewer than
+ * WAKEUPS_FLOOR (the count is logged).
+ */
+#define WAKEUPS_DEFAULT		1000000ULL
+#define WAKEUPS_FLOOR		200000ULL
+#define WAKEUPS_BUDGET_S	90
+#define WAKEUPS_CALIBRATE_S	3
+
+TEST_F_TIMEOUT(defer, million_wakeups, 300)
+{
+	unsigned long long target = WAKEUPS_DEFAULT, fits, done, sum, t0, t1;
+	const char *env = getenv("DEFER_WAKEUPS");
+	static struct snap s0;
+	struct pp *pp;
+	double rate;
+
+	if (env && *env)
+		target = strtoull(env, NULL, 0);
+	ASSERT_LT(0ULL, target);
+	pp = calloc(1, sizeof(*pp));	/* left to stuck threads on failure */
+	ASSERT_NE(NULL, pp);
+	ASSERT_EQ(0, snap_take(&s0));
+	t0 = now_ns();
+	ASSERT_EQ(0, pp_start(pp, self->ncpus, target));
+	ASSERT_EQ(0, pp->err) TH_LOG("pair threads could not be unpinned or tagged");
+
+	sleep(WAKEUPS_CALIBRATE_S);
+	done = LOAD(pp->total);
+	rate = done / ((now_ns() - t0) / 1e9);
+	if (!(env && *env) && done < target && rate * WAKEUPS_BUDGET_S < target) {
+		fits = (unsigned long long)(rate * WAKEUPS_BUDGET_S) / 10000 * 10000;
+		if (fits < WAKEUPS_FLOOR)
+			fits = WAKEUPS_FLOOR;
+		TH_LOG("%.0f wakeups/s: %llu would take %.0f s; doing %llu (DEFER_WAKEUPS sets it)",
+		       rate, target, target / rate, fits);
+		target = fits;
+		STORE(pp->target, target);
+	}
+
+	ASSERT_EQ(0, pp_wait(_metadata, pp, t0 + 270000 * MS, 15000 * MS));
+	t1 = now_ns();
+	EXPECT_EQ(0, pp_unbalanced(_metadata, pp, &sum));
+	EXPECT_EQ(LOAD(pp->total), sum);
+	EXPECT_LE(target, sum);
+	TH_LOG("%llu wakeups by %d pairs in %.1f s (%.0f/s)", sum, pp->npairs,
+	       (t1 - t0) / 1e9, sum / ((t1 - t0) / 1e9));
+	EXPECT_LT(0ULL, check_all_placed(_metadata, &s0))
+		TH_LOG("not one of the wakeups was parked");
+	free(pp->pair);
+	free(pp);
+}
+
+TEST_HARNESS_MAIN
