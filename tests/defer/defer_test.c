@@ -931,9 +931,10 @@ TEST_F_TIMEOUT(defer, wakeup_bound, 150)
 	/* a bound shorter than a tick (HZ=1000): its hrtimer places them */
 	ASSERT_EQ(0, write_file(BOUND, "100"));
 	ASSERT_EQ(0, snap_take(&f0));
-	measure(_metadata, WAKE_FUTEX, 100, -1, -1, &m);
+	measure(_metadata, WAKE_FUTEX, BOUND_ROUNDS, -1, -1, &m);
 	ASSERT_EQ(0, snap_take(&f1));
-	TH_LOG("bound 100 us: 100 wakeups, %llu parked, %llu placed by the bound, max %.2f ms",
+	TH_LOG("bound 100 us: %d wakeups, %llu parked, %llu placed by the bound, max %.2f ms",
+	       BOUND_ROUNDS,
 	       m.parked, f1.sum.forced - f0.sum.forced, m.max / 1e6);
 	EXPECT_LT(0ULL, f1.sum.forced - f0.sum.forced)
 		TH_LOG("the bound's hrtimer placed no parked wakeup");
