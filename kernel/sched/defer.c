@@ -14,18 +14,22 @@
  * See Documentation/scheduler/sched-defer-wakeup.rst.
  */
 
+struct defer_wakeup_stats {
+	u64			nr_parked;
+	u64			nr_placed[DEFER_PLACED_NR];
+	u64			nr_direct;
+	u64			wait_sum_ns;
+	u64			wait_max_ns;
+};
+
 struct defer_wakeup_cpu {
 	raw_spinlock_t		lock;
 	struct list_head	parked;
 	/* Places what is parked here when the bound expires */
 	struct hrtimer		bound;
 	int			cpu;
-	/* Statistics, under @lock */
-	u64			nr_parked;
-	u64			nr_placed[DEFER_PLACED_NR];
-	u64			nr_direct;
-	u64			wait_sum_ns;
-	u64			wait_max_ns;
+	/* Under @lock */
+	struct defer_wakeup_stats stats;
 };
 
 static DEFINE_PER_CPU_SHARED_ALIGNED(struct defer_wakeup_cpu, defer_wakeup_cpus);
@@ -73,7 +77,7 @@ bool __defer_wakeup_park(struct task_struct *p, int cpu)
 		return false;
 	}
 	if (direct) {
-		dw->nr_direct++;
+		dw->stats.nr_direct++;
 		raw_spin_unlock(&dw->lock);
 		return false;
 	}
@@ -85,7 +89,7 @@ bool __defer_wakeup_park(struct task_struct *p, int cpu)
 		hrtimer_start(&dw->bound, ns_to_ktime(bound), HRTIMER_MODE_REL_PINNED_HARD);
 	}
 	list_add_tail(&p->defer_wakeup_node, &dw->parked);
-	dw->nr_parked++;
+	dw->stats.nr_parked++;
 	raw_spin_unlock(&dw->lock);
 
 	return true;
@@ -173,9 +177,9 @@ void defer_wakeup_drain(int cpu, enum defer_wakeup_placer how)
 	if (!nr)
 		return;
 	raw_spin_lock_irqsave(&dw->lock, flags);
-	dw->nr_placed[how] += nr;
-	dw->wait_sum_ns += sum;
-	dw->wait_max_ns = max(dw->wait_max_ns, max);
+	dw->stats.nr_placed[how] += nr;
+	dw->stats.wait_sum_ns += sum;
+	dw->stats.wait_max_ns = max(dw->stats.wait_max_ns, max);
 	raw_spin_unlock_irqrestore(&dw->lock, flags);
 }
 
@@ -239,15 +243,11 @@ static int sched_defer_wakeup_stats_show(struct seq_file *m, void *v)
 	seq_puts(m, "# cpu parked placed_balance placed_idle placed_forced direct wait_ns_sum wait_ns_max\n");
 	for_each_possible_cpu(cpu) {
 		struct defer_wakeup_cpu *dw = per_cpu_ptr(&defer_wakeup_cpus, cpu);
-		struct defer_wakeup_cpu s;
+		struct defer_wakeup_stats s;
 		unsigned long flags;
 
 		raw_spin_lock_irqsave(&dw->lock, flags);
-		s.nr_parked = dw->nr_parked;
-		memcpy(s.nr_placed, dw->nr_placed, sizeof(s.nr_placed));
-		s.nr_direct = dw->nr_direct;
-		s.wait_sum_ns = dw->wait_sum_ns;
-		s.wait_max_ns = dw->wait_max_ns;
+		s = dw->stats;
 		raw_spin_unlock_irqrestore(&dw->lock, flags);
 
 		seq_printf(m, "cpu%d %llu %llu %llu %llu %llu %llu %llu\n", cpu,
