@@ -211,9 +211,14 @@ static struct ctl_table sched_defer_wakeup_sysctls[] = {
 	},
 };
 
-static int __init sched_defer_wakeup_init(void)
+/*
+ * From sched_init(), before the first schedule(): the balance paths look at
+ * every CPU's list from then on (the newly idle balance runs before any
+ * initcall, e.g. while rcu_init_tasks_generic() waits at boot).
+ */
+void __init defer_wakeup_init(void)
 {
-	int cpu, ret;
+	int cpu;
 
 	for_each_possible_cpu(cpu) {
 		struct defer_wakeup_cpu *dw = per_cpu_ptr(&defer_wakeup_cpus, cpu);
@@ -224,6 +229,11 @@ static int __init sched_defer_wakeup_init(void)
 		hrtimer_init(&dw->bound, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
 		dw->bound.function = defer_wakeup_bound_expired;
 	}
+}
+
+static int __init sched_defer_wakeup_init(void)
+{
+	int ret;
 
 	ret = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "sched/defer_wakeup:online",
 					NULL, defer_wakeup_cpu_down);
