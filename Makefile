@@ -9,6 +9,7 @@
 #   make export       self-contained mails in out/export (new files folded in)
 #   make bench BENCH=swift   run bench/swift/run in the VM (shape: bench/swift/vm),
 #                    or bench/<name>/host-run on the host (it boots its own VMs)
+#   make DEBUG=1 tests SUITES=defer   the same on the lockdep debug variant
 #   make clean        remove build output (keeps the base and ccache caches)
 #
 # See README for set-up and the patch workflow.
@@ -16,6 +17,9 @@
 SHELL := /bin/bash
 export QUILT_PATCHES := $(CURDIR)/patches
 export QUILT_SERIES := $(CURDIR)/series
+# make DEBUG=1 [tests|vm|bench]: the debug variant (configs/debug.config,
+# build/obj-debug, out/debug), see scripts/variant.
+export FLEET_DEBUG := $(DEBUG)
 
 .PHONY: all kernel tree check static tests vm export bench clean distclean deps
 
@@ -53,7 +57,7 @@ export:
 	@scripts/export $(if $(STATUS),--status "$(STATUS)")
 
 clean:
-	rm -rf build/obj build/obj-base build/tests build/tests-obj build/vm build/results out
+	rm -rf build/obj build/obj-debug build/obj-base build/tests build/tests-obj build/vm build/results out
 
 distclean:
 	rm -rf build out
