@@ -855,11 +855,6 @@ static void measure(struct __test_metadata *_metadata, int kind, int n, int star
 	measure_as(_metadata, kind, n, start, cpu, false, m);
 }
 
-static unsigned long long max_ull(unsigned long long a, unsigned long long b)
-{
-	return a > b ? a : b;
-}
-
 /* The worst lateness of a @ns sleep (timer expiry to running) over @n tries */
 static unsigned long long timer_lateness(int n, unsigned long long ns)
 {
@@ -879,6 +874,20 @@ static unsigned long long timer_lateness(int n, unsigned long long ns)
 
 #define BOUND_US	2000
 #define BOUND_ROUNDS	200
+
+/*
+ * The longest a wakeup may stay parked: the bound, plus the worst lateness
+ * of a sleep of the bound's length seen so far, kept in @late and measured
+ * again at each call (it drifts with the host), plus SLACK_NS.
+ */
+static unsigned long long parked_limit_ns(unsigned long long *late)
+{
+	unsigned long long now = timer_lateness(BOUND_ROUNDS / 2, BOUND_US * 1000ULL);
+
+	if (now > *late)
+		*late = now;
+	return BOUND_US * 1000ULL + *late + SLACK_NS;
+}
 
 /*
  * A hog on every CPU, so that no CPU is idle: each wakeup of an unpinned
@@ -914,9 +923,7 @@ TEST_F_TIMEOUT(defer, wakeup_bound, 200)
 	late = 0;
 	ASSERT_EQ(0, snap_take(&s0));
 	for (kind = 0; kind < WAKE_KINDS; kind++) {
-		/* the lateness drifts with the host: the worst so far */
-		late = max_ull(late, timer_lateness(BOUND_ROUNDS / 2, BOUND_US * 1000ULL));
-		park_limit = BOUND_US * 1000ULL + late + SLACK_NS;
+		park_limit = parked_limit_ns(&late);
 		TH_LOG("a %d us sleep beside the hogs ran late by up to %.2f ms: parked <= %.2f ms",
 		       BOUND_US, late / 1e6, park_limit / 1e6);
 		measure_as(_metadata, kind, BOUND_ROUNDS, -1, -1, true, &c);
@@ -958,8 +965,7 @@ TEST_F_TIMEOUT(defer, wakeup_bound, 200)
 
 	/* the longest a task stayed parked, where that grew during the test */
 	ASSERT_EQ(0, snap_take(&s1));
-	late = max_ull(late, timer_lateness(BOUND_ROUNDS / 2, BOUND_US * 1000ULL));
-	park_limit = BOUND_US * 1000ULL + late + SLACK_NS;
+	park_limit = parked_limit_ns(&late);
 	TH_LOG("a %d us sleep ran late by up to %.2f ms over the test: parked <= %.2f ms",
 	       BOUND_US, late / 1e6, park_limit / 1e6);
 	for (cpu = 0; cpu < MAX_CPUS; cpu++) {
