@@ -25,6 +25,8 @@
  * workers untagged where the kernel lacks the flag: smoke tests only).
  */
 #define _GNU_SOURCE
+#include "fleet_test.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <linux/futex.h>
@@ -41,14 +43,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SCHED_FLAG_DEFER_WAKEUP	0x80
-#ifndef SCHED_FLAG_KEEP_POLICY
-#define SCHED_FLAG_KEEP_POLICY	0x08
-#endif
-#ifndef SCHED_FLAG_KEEP_PARAMS
-#define SCHED_FLAG_KEEP_PARAMS	0x10
-#endif
-
 #define DEFER_STATS	"/sys/kernel/debug/sched/defer_wakeup"
 #define DEFER_SYSCTL	"/proc/sys/kernel/sched_defer_wakeup_max_us"
 #define MAX_CPUS	1024
@@ -60,20 +54,6 @@
 #ifndef __aligned
 #define __aligned(x)	__attribute__((aligned(x)))
 #endif
-
-/* struct sched_attr (include/uapi/linux/sched/types.h), SCHED_ATTR_SIZE_VER1 */
-struct defer_sched_attr {
-	uint32_t size;
-	uint32_t sched_policy;
-	uint64_t sched_flags;
-	int32_t sched_nice;
-	uint32_t sched_priority;
-	uint64_t sched_runtime;
-	uint64_t sched_deadline;
-	uint64_t sched_period;
-	uint32_t sched_util_min;
-	uint32_t sched_util_max;
-};
 
 /* Worker futex word */
 enum { IDLE, POSTED, EXIT };
@@ -148,11 +128,6 @@ static uint64_t clock_ns(clockid_t id)
 	return ts.tv_sec * NSEC + ts.tv_nsec;
 }
 
-static uint64_t now_ns(void)
-{
-	return clock_ns(CLOCK_MONOTONIC);
-}
-
 static long futex(_Atomic uint32_t *uaddr, int op, uint32_t val,
 		  const struct timespec *ts)
 {
@@ -161,14 +136,14 @@ static long futex(_Atomic uint32_t *uaddr, int op, uint32_t val,
 
 static int tag_self(void)
 {
-	struct defer_sched_attr attr = {
+	struct sched_attr attr = {
 		.size = sizeof(attr),
 		.sched_policy = SCHED_OTHER,
 		.sched_flags = SCHED_FLAG_DEFER_WAKEUP |
 			       SCHED_FLAG_KEEP_POLICY | SCHED_FLAG_KEEP_PARAMS,
 	};
 
-	return syscall(SYS_sched_setattr, 0, &attr, 0) ? -errno : 0;
+	return fleet_sched_setattr(0, &attr);
 }
 
 static void *probe_fn(void *arg)
@@ -423,19 +398,6 @@ static int cmp_float(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static void sleep_ns(uint64_t ns)
 {
 	struct timespec ts = { ns / NSEC, ns % NSEC };
@@ -658,7 +620,7 @@ static void summarize(struct result *v, int n, struct result *m)
 #define MED(f) do {						\
 		for (i = 0; i < n; i++)				\
 			x[i] = v[i].f;				\
-		m->f = median(x, n);				\
+		m->f = fleet_median(x, n);			\
 	} while (0)
 	memset(m, 0, sizeof(*m));
 	MED(rps);
@@ -694,7 +656,7 @@ static void summarize(struct result *v, int n, struct result *m)
 		m->dropped += v[i].dropped;
 	}
 	if (m->migr >= 0)
-		m->migr = median(x, n);
+		m->migr = fleet_median(x, n);
 }
 
 static void print_row(const char *scen, int tagged, const struct result *m)

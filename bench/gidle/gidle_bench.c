@@ -15,6 +15,7 @@
  *
  * Environment: SECS (3) per throughput/latency/fill run, REPS (3), CAP (30).
  */
+#include "fleet_test.h"
 #include "gidle.h"
 
 #include <math.h>
@@ -31,19 +32,6 @@ static int env_int(const char *name, int def)
 	const char *v = getenv(name);
 
 	return v && atoi(v) > 0 ? atoi(v) : def;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* Background "policy" for a fair nice-19 hog: the control for latency */
@@ -167,9 +155,8 @@ static void latency(int bg, double *p50, double *p99)
 	close(pfd[0]);
 	wait(NULL);
 	kill_all(pids, 2);
-	qsort(lat, n, sizeof(*lat), cmp_double);
-	*p50 = lat[n / 2];
-	*p99 = lat[n * 99 / 100];
+	*p50 = fleet_percentile(lat, n, 50);
+	*p99 = fleet_percentile(lat, n, 99);
 	free(lat);
 }
 
@@ -264,9 +251,9 @@ int main(void)
 	for (i = 0; strchr(parts, '1') && i < 3; i++) {
 		for (r = 0; r < reps; r++)
 			v[r] = throughput(bgs[i], &fs[r], &s[r]);
-		tp[i] = median(v, reps);
-		fshare[i] = median(fs, reps);
-		share[i] = median(s, reps);
+		tp[i] = fleet_median(v, reps);
+		fshare[i] = fleet_median(fs, reps);
+		share[i] = fleet_median(s, reps);
 		printf("   beside %-12s %12.0f %.4f   %8.4f%% %.5f   %.4f%%\n", pname(bgs[i]),
 		       tp[i], tp[i] / tp[0], 100 * fshare[i], fshare[i] / fshare[0],
 		       100 * share[i]);
@@ -277,8 +264,8 @@ int main(void)
 	for (i = 0; strchr(parts, '2') && i < 4; i++) {
 		for (r = 0; r < reps; r++)
 			latency(lbgs[i], &v[r], &q[r]);
-		p50[i] = median(v, reps);
-		p99[i] = median(q, reps);
+		p50[i] = fleet_median(v, reps);
+		p99[i] = fleet_median(q, reps);
 		printf("   background %-12s p50 %8.1f  p99 %8.1f  p99 ratio %.3f\n",
 		       pname(lbgs[i]), p50[i], p99[i], p99[i] / p99[0]);
 	}
@@ -287,7 +274,7 @@ int main(void)
 	for (i = 1; strchr(parts, '3') && i < 3; i++) {
 		for (r = 0; r < reps; r++)
 			v[r] = fill(bgs[i], ncpu);
-		s[i] = median(v, reps);
+		s[i] = fleet_median(v, reps);
 		printf("   %-12s %.2f%%\n", pname(bgs[i]), 100 * s[i]);
 	}
 

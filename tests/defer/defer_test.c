@@ -33,29 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../lib/fleet_test.h"
 #include "../../kselftest_harness.h"
-
-#ifndef SCHED_FLAG_RESET_ON_FORK
-#define SCHED_FLAG_RESET_ON_FORK	0x01
-#endif
-#ifndef SCHED_FLAG_KEEP_POLICY
-#define SCHED_FLAG_KEEP_POLICY		0x08
-#endif
-#ifndef SCHED_FLAG_KEEP_PARAMS
-#define SCHED_FLAG_KEEP_PARAMS		0x10
-#endif
-#ifndef SCHED_FLAG_KEEP_ALL
-#define SCHED_FLAG_KEEP_ALL	(SCHED_FLAG_KEEP_POLICY | SCHED_FLAG_KEEP_PARAMS)
-#endif
-#ifndef SCHED_FLAG_DEFER_WAKEUP
-#define SCHED_FLAG_DEFER_WAKEUP		0x80
-#endif
-#ifndef SCHED_DEADLINE
-#define SCHED_DEADLINE			6
-#endif
-#ifndef SCHED_GIDLE
-#define SCHED_GIDLE			8
-#endif
 
 #define MS		1000000ULL
 #define SLACK_NS	(20 * MS)	/* TCG: timers, IPIs and vCPU turns run late */
@@ -71,30 +50,6 @@
 /* a counter that only its own thread writes, read by others */
 #define BUMP(x)		__atomic_store_n(&(x), (x) + 1, __ATOMIC_RELAXED)
 
-/* struct sched_attr, SCHED_ATTR_SIZE_VER1 (glibc has none) */
-struct sched_attr {
-	__u32 size;
-	__u32 sched_policy;
-	__u64 sched_flags;
-	__s32 sched_nice;
-	__u32 sched_priority;
-	__u64 sched_runtime;
-	__u64 sched_deadline;
-	__u64 sched_period;
-	__u32 sched_util_min;
-	__u32 sched_util_max;
-};
-
-static int sched_setattr_(pid_t pid, struct sched_attr *attr)
-{
-	return syscall(SYS_sched_setattr, pid, attr, 0) ? -errno : 0;
-}
-
-static int sched_getattr_(pid_t pid, struct sched_attr *attr)
-{
-	return syscall(SYS_sched_getattr, pid, attr, sizeof(*attr), 0) ? -errno : 0;
-}
-
 static int set_attr(pid_t pid, int policy, int nice, int prio, __u64 flags)
 {
 	struct sched_attr attr = {
@@ -105,7 +60,7 @@ static int set_attr(pid_t pid, int policy, int nice, int prio, __u64 flags)
 		.sched_priority = prio,
 	};
 
-	return sched_setattr_(pid, &attr);
+	return fleet_sched_setattr(pid, &attr);
 }
 
 /* Tag (or untag) thread @pid, keeping its policy and parameters. */
@@ -119,7 +74,7 @@ static int defer_set(pid_t pid, bool on)
 static long long get_flags(pid_t pid)
 {
 	struct sched_attr attr = { .size = sizeof(attr) };
-	int ret = sched_getattr_(pid, &attr);
+	int ret = fleet_sched_getattr(pid, &attr);
 
 	return ret ? ret : (long long)attr.sched_flags;
 }
@@ -130,14 +85,6 @@ static int defer_get(pid_t pid)
 	long long flags = get_flags(pid);
 
 	return flags < 0 ? flags : !!(flags & SCHED_FLAG_DEFER_WAKEUP);
-}
-
-static unsigned long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 static unsigned long long thread_cpu_ns(void)
@@ -202,19 +149,6 @@ static int cpu1_online(void)
 	if (read_file(CPU1_ONLINE, buf, sizeof(buf)) > 0 && buf[0] == '0')
 		return write_file(CPU1_ONLINE, "1");
 	return 0;
-}
-
-/* Pin thread @pid to @cpu, or let it run anywhere if @cpu < 0. */
-static int pin_cpu(pid_t pid, int cpu)
-{
-	cpu_set_t set;
-	int i;
-
-	CPU_ZERO(&set);
-	for (i = 0; i < CPU_SETSIZE; i++)
-		if (cpu < 0 || i == cpu)
-			CPU_SET(i, &set);
-	return sched_setaffinity(pid, sizeof(set), &set) ? -errno : 0;
 }
 
 /* The CPUs this thread may use (the active ones), ascending; their number. */
@@ -608,7 +542,7 @@ TEST_F(defer, flag_abi)
 	/* real-time and deadline tasks may not */
 	EXPECT_EQ(-EINVAL, set_attr(0, SCHED_FIFO, 0, 1, SCHED_FLAG_DEFER_WAKEUP));
 	EXPECT_EQ(-EINVAL, set_attr(0, SCHED_RR, 0, 1, SCHED_FLAG_DEFER_WAKEUP));
-	EXPECT_EQ(-EINVAL, sched_setattr_(0, &dl));
+	EXPECT_EQ(-EINVAL, fleet_sched_setattr(0, &dl));
 	EXPECT_EQ(SCHED_OTHER, sched_getscheduler(0));
 	EXPECT_EQ(0, defer_get(0));
 
@@ -629,7 +563,7 @@ TEST_F(defer, flag_abi)
 	EXPECT_EQ(0, defer_get(0)) TH_LOG("sched_setscheduler() kept the tag");
 	EXPECT_EQ(0, set_attr(0, SCHED_OTHER, 3, 0, SCHED_FLAG_DEFER_WAKEUP));
 	EXPECT_EQ(1, defer_get(0));
-	EXPECT_EQ(0, sched_getattr_(0, &attr));
+	EXPECT_EQ(0, fleet_sched_getattr(0, &attr));
 	EXPECT_EQ(3, attr.sched_nice);
 	EXPECT_EQ(0, set_attr(0, SCHED_OTHER, 0, 0, 0));
 	EXPECT_EQ(0, defer_get(0)) TH_LOG("sched_setattr() without the flag kept the tag");

@@ -3,12 +3,15 @@
  * Helpers shared by tests/gidle and bench/gidle: CPU hogs of a policy,
  * per-process CPU time, and a lock holder that sleeps in the kernel with a
  * file's i_rwsem held (a write() whose source buffer faults on a
- * userfaultfd page that the caller resolves when it likes).
+ * userfaultfd page that the caller resolves when it likes). pin_cpu(),
+ * now_ns() and the sched_attr wrappers are in tests/lib/fleet_test.h.
  */
 #ifndef FLEET_GIDLE_H
 #define FLEET_GIDLE_H
 
 #define _GNU_SOURCE
+#include "../lib/fleet_test.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
@@ -27,35 +30,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef SCHED_GIDLE
-#define SCHED_GIDLE	8
-#endif
-#ifndef SCHED_RESET_ON_FORK
-#define SCHED_RESET_ON_FORK	0x40000000
-#endif
-
-static inline unsigned long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 static inline int set_policy(pid_t pid, int policy)
 {
 	struct sched_param sp = { 0 };
 
 	return sched_setscheduler(pid, policy, &sp) ? -errno : 0;
-}
-
-static inline int pin_cpu(pid_t pid, int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(pid, sizeof(set), &set) ? -errno : 0;
 }
 
 static inline int unpin(pid_t pid)

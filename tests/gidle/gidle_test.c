@@ -4,6 +4,7 @@
  * no priority inversion through kernel locks, and kill / freeze / CPU
  * hotplug of GIDLE tasks. Needs root (tests/gidle/vm boots 2 and 16 vCPUs).
  */
+#include "../lib/fleet_test.h"
 #include "gidle.h"
 
 #include <linux/types.h>
@@ -31,30 +32,6 @@ static int write_str(const char *path, const char *s)
 	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s) ? 0 : -errno;
 	close(fd);
 	return ok;
-}
-
-/* struct sched_attr, SCHED_ATTR_SIZE_VER1 (glibc has none) */
-struct sched_attr {
-	__u32 size;
-	__u32 sched_policy;
-	__u64 sched_flags;
-	__s32 sched_nice;
-	__u32 sched_priority;
-	__u64 sched_runtime;
-	__u64 sched_deadline;
-	__u64 sched_period;
-	__u32 sched_util_min;
-	__u32 sched_util_max;
-};
-
-static int sched_setattr_(pid_t pid, struct sched_attr *attr)
-{
-	return syscall(SYS_sched_setattr, pid, attr, 0) ? -errno : 0;
-}
-
-static int sched_getattr_(pid_t pid, struct sched_attr *attr)
-{
-	return syscall(SYS_sched_getattr, pid, attr, sizeof(*attr), 0) ? -errno : 0;
 }
 
 /* Run @fn in a child and return its exit status (or 255 on a signal). */
@@ -127,7 +104,7 @@ TEST(policy_set_get)
 
 	ASSERT_EQ(0, set_policy(0, SCHED_GIDLE));
 	EXPECT_EQ(SCHED_GIDLE, sched_getscheduler(0));
-	ASSERT_EQ(0, sched_getattr_(0, &attr));
+	ASSERT_EQ(0, fleet_sched_getattr(0, &attr));
 	EXPECT_EQ(SCHED_GIDLE, (int)attr.sched_policy);
 	EXPECT_EQ(0, attr.sched_nice);
 	EXPECT_EQ(0, sched_get_priority_min(SCHED_GIDLE));
@@ -156,9 +133,9 @@ TEST(policy_set_get)
 	/* nice is kept and reported */
 	attr.sched_policy = SCHED_GIDLE;
 	attr.sched_nice = 5;
-	ASSERT_EQ(0, sched_setattr_(0, &attr));
+	ASSERT_EQ(0, fleet_sched_setattr(0, &attr));
 	memset(&attr, 0, sizeof(attr));
-	ASSERT_EQ(0, sched_getattr_(0, &attr));
+	ASSERT_EQ(0, fleet_sched_getattr(0, &attr));
 	EXPECT_EQ(SCHED_GIDLE, (int)attr.sched_policy);
 	EXPECT_EQ(5, attr.sched_nice);
 
@@ -176,10 +153,10 @@ TEST(invalid_attributes)
 	EXPECT_EQ(EINVAL, errno);
 	attr.sched_policy = SCHED_GIDLE;
 	attr.sched_priority = 10;
-	EXPECT_EQ(-EINVAL, sched_setattr_(0, &attr));
+	EXPECT_EQ(-EINVAL, fleet_sched_setattr(0, &attr));
 	attr.sched_priority = 0;
 	attr.sched_flags = 0x10000000;	/* no such flag */
-	EXPECT_EQ(-EINVAL, sched_setattr_(0, &attr));
+	EXPECT_EQ(-EINVAL, fleet_sched_setattr(0, &attr));
 	/* policy 9 does not exist */
 	sp.sched_priority = 0;
 	EXPECT_EQ(-1, sched_setscheduler(0, 9, &sp));

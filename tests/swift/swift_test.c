@@ -25,6 +25,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../lib/fleet_test.h"
+
 /* The harness's SIGALRM handler has an unused parameter (-Wextra). */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
@@ -313,13 +315,6 @@ out:
 
 /* ---- ping ---- */
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* RTT samples ("time=X ms") of a ping log, sorted; the count, or -1. */
 static int ping_parse(const char *path, double *rtt, int max)
 {
@@ -331,15 +326,8 @@ static int ping_parse(const char *path, double *rtt, int max)
 	for (p = buf; n < max && (p = strstr(p, "time=")); p += 5)
 		rtt[n++] = strtod(p + 5, NULL);
 	free(buf);
-	qsort(rtt, n, sizeof(*rtt), cmp_double);
+	fleet_sort(rtt, n);
 	return n;
-}
-
-static double median(const double *sorted, int n)
-{
-	if (n <= 0)
-		return -1;
-	return n & 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
 }
 
 static double jain(const double *x, int n)
@@ -550,13 +538,13 @@ FIXTURE_SETUP(path)
 	n = ping_parse(out, rtt, IDLE_PINGS);
 	SETUP_ASSERT(n >= IDLE_PINGS * 8 / 10, "only %d idle pings of %d",
 		     n, IDLE_PINGS);
-	self->target_us = (unsigned long)(median(rtt, n) * 1000) +
+	self->target_us = (unsigned long)(fleet_median(rtt, n) * 1000) +
 			  TARGET_MARGIN_US;
 	self->restore_target = true;
 	SETUP_ASSERT(!param_set("base_target_us", self->target_us),
 		     "cannot set base_target_us");
 	TH_LOG("idle RTT median %.3f ms (min %.3f, max %.3f): base_target_us=%lu",
-	       median(rtt, n), rtt[0], rtt[n - 1], self->target_us);
+	       fleet_median(rtt, n), rtt[0], rtt[n - 1], self->target_us);
 }
 
 FIXTURE_TEARDOWN(path)
@@ -593,7 +581,7 @@ static bool run_flows(struct __test_metadata *_metadata,
 	}
 	snprintf(path, sizeof(path), "%s.ping", out);
 	r->nrtt = ping_parse(path, r->rtt, 2048);
-	r->rtt_median = median(r->rtt, r->nrtt);
+	r->rtt_median = fleet_median(r->rtt, r->nrtt);
 	snprintf(path, sizeof(path), "%s.drops", out);
 	r->drops = read_long(path);
 	TH_LOG("%s x%d: %.2f Mbit/s (%.1f%% of %.2f), %d RTT samples, median %.2f ms, drops %ld, retransmits %.0f",
