@@ -307,7 +307,7 @@ static void switched_to_gidle(struct rq *rq, struct task_struct *p)
 {
 	if (!task_on_rq_queued(p))
 		return;
-	if (task_current(rq, p)) {
+	if (rcu_access_pointer(rq->curr) == p) {
 		/* Anything of a higher class queued here goes first. */
 		if (rq->nr_running > rq->gidle.nr_running)
 			resched_curr(rq);
@@ -371,11 +371,15 @@ static void gidle_switch_class(struct rq *rq, struct task_struct *p,
 		dequeue_task(rq, p, DEQUEUE_SLEEP | DEQUEUE_DELAYED | DEQUEUE_NOCLOCK);
 
 	queued = task_on_rq_queued(p);
-	running = task_current(rq, p);
+	/*
+	 * rq->curr is __rcu: compare it with rcu_access_pointer() rather than
+	 * through task_current() and put_prev_task(), which sparse flags.
+	 */
+	running = rcu_access_pointer(rq->curr) == p;
 	if (queued)
 		dequeue_task(rq, p, flags);
 	if (running)
-		put_prev_task(rq, p);
+		p->sched_class->put_prev_task(rq, p, NULL);
 
 	p->sched_class = next_class;
 	check_class_changing(rq, p, prev_class);
