@@ -74,7 +74,7 @@ export:
 
 # Everything under build/ but the work tree (and its edits), and out/.
 clean:
-	find build -mindepth 1 -maxdepth 1 ! -name tree ! -name tree.tmp -exec rm -rf {} + 2>/dev/null || true
+	find build -mindepth 1 -maxdepth 1 ! -name tree -exec rm -rf {} + 2>/dev/null || true
 	rm -rf out
 
 distclean:

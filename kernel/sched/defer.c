@@ -8,8 +8,14 @@
  * may run on. An hrtimer bounds the wait by sysctl_sched_defer_wakeup_max_us.
  *
  * Lock order: p->pi_lock -> defer_wakeup_cpu::lock -> hrtimer base lock.
- * A parked task is only ever placed by the one drain that took it off its
- * list; nothing else can wake it, as TASK_WAKING matches no wake-up state.
+ * A parked task is only ever placed by the one drain that took its list;
+ * nothing else can wake it, as TASK_WAKING matches no wake-up state.
+ * p->defer_wakeup_node is on a list exactly while @p is parked: it is
+ * added and removed under p->pi_lock (others may relink it meanwhile, but
+ * never empty it), so defer_wakeup_parked() is stable under that lock.
+ * Parking leaves task_cpu() alone, and that CPU may go offline: whatever
+ * acts on a TASK_WAKING task through task_cpu() must test
+ * defer_wakeup_parked() first, as affine_move_task() does.
  *
  * See Documentation/scheduler/sched-defer-wakeup.rst.
  */
@@ -170,7 +176,7 @@ void defer_wakeup_drain(int cpu, enum defer_wakeup_placer how)
 		sum += wait;
 		max = max(max, wait);
 		nr++;
-		list_del_init(&p->defer_wakeup_node);
+		/* Unlinks @p under p->pi_lock; @n stays parked until its turn */
 		ttwu_place_deferred(p);
 	}
 

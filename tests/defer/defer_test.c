@@ -4,7 +4,9 @@
  * kernel.sched_defer_wakeup_max_us bound; parked wakeups placed within the
  * bound, on idle CPUs at once, spread over the CPUs; SIGKILL, CPU hotplug
  * and a million wakeups of tagged threads, none lost, each parked wakeup
- * placed (debugfs sched/defer_wakeup). Needs root. tests/defer/vm boots 2
+ * placed (debugfs sched/defer_wakeup); affinity, cpuset, cgroup, policy,
+ * ptrace and freezer changes to parked tasks whose last CPU is offline
+ * complete. Needs root. tests/defer/vm boots 2
  * and 16 vCPUs under TCG, so every time limit has generous slack and the
  * measured figures are logged.
  */
@@ -26,8 +28,10 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -43,6 +47,9 @@
 #define BOUND_DEFAULT	5000
 #define STATS		"/sys/kernel/debug/sched/defer_wakeup"
 #define CPU1_ONLINE	"/sys/devices/system/cpu/cpu1/online"
+#define CGROOT		"/sys/fs/cgroup"
+#define PARK_CG_A	CGROOT "/defer-test-a"	/* every CPU */
+#define PARK_CG_B	CGROOT "/defer-test-b"	/* cpu3 */
 
 #define LOAD(x)		__atomic_load_n(&(x), __ATOMIC_ACQUIRE)
 #define STORE(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
@@ -353,6 +360,7 @@ FIXTURE(defer) {
 	int ncpus;
 	pid_t hogs[MAX_CPUS];	/* hogs[i] spins on cpus[i] */
 	int nhogs;
+	pid_t parkees;		/* parked_changes: its sleepers' process */
 };
 
 FIXTURE_SETUP(defer)
@@ -391,10 +399,33 @@ static void spawn_hogs(FIXTURE_DATA(defer) *self)
 	usleep(200 * 1000);
 }
 
+static int cg_write(const char *cg, const char *file, const char *s)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", cg, file);
+	return write_file(path, s);
+}
+
+/* parked_changes: its sleepers gone (before cpu1 comes back), its cgroups */
+static void park_cleanup(FIXTURE_DATA(defer) *self)
+{
+	if (self->parkees > 0) {
+		cg_write(PARK_CG_A, "cgroup.freeze", "0");
+		kill(self->parkees, SIGKILL);
+		if (reap_within(self->parkees, 10000 * MS))
+			fprintf(stderr, "# sleepers %d not reaped\n", self->parkees);
+		self->parkees = 0;
+	}
+	rmdir(PARK_CG_B);
+	rmdir(PARK_CG_A);
+}
+
 FIXTURE_TEARDOWN(defer)
 {
 	char now[32];
 
+	park_cleanup(self);
 	kill_hogs(self);
 	if (self->saved_bound[0] && read_file(BOUND, now, sizeof(now)) > 0 &&
 	    strcmp(now, self->saved_bound))
@@ -1433,6 +1464,369 @@ TEST_F_TIMEOUT(defer, cpu_hotplug, 200)
 		TH_LOG("no wakeup parked, with a hog on every CPU");
 	free(pp->pair);
 	free(pp);
+}
+
+/*
+ * Changes to parked tasks whose last CPU is offline. Tagged threads of a
+ * child process sleep on cpu1, allowed on cpus 1-3; cpu1 goes offline and
+ * a hog spins on every other CPU, so that a wakeup is parked (on cpu2 or
+ * cpu3) with task_cpu() still cpu1. A prober process wakes one thread and
+ * at once changes it: its affinity to cpu3, its policy, a ptrace seize and
+ * interrupt, a cgroup v2 freeze, its cpuset's CPUs to cpu3 and back, a move
+ * to a cpuset of cpu3 and back; a fresh thread each round. Each call must
+ * complete: one that hangs (sched_setaffinity() used to wait in D state
+ * for a migration stopper queued on the offline cpu1) is reported after
+ * PARK_STUCK_NS and left behind, and the cpuset calls, which would hang
+ * holding cpuset_mutex and cpus_read_lock and with them CPU hotplug, are
+ * then not tried. Every woken thread must run.
+ */
+#define PARK_ROUNDS	10
+#define PARK_STUCK_NS	(30000 * MS)
+
+/* The freeze wakes every sleeper, which then sleeps elsewhere: it is last */
+enum { OP_AFFINITY, OP_SETSCHED, OP_PTRACE, OP_CPUSET, OP_CGMOVE, OP_FREEZE, OP_NR };
+static const char *const op_name[] = {
+	"sched_setaffinity", "sched_setattr", "ptrace seize+interrupt",
+	"cpuset.cpus write", "cpuset cgroup move", "cgroup freeze",
+};
+
+/* Those that hold cpuset_mutex and cpus_read_lock */
+static bool op_is_cpuset(int op)
+{
+	return op == OP_CPUSET || op == OP_CGMOVE;
+}
+
+#define PARK_SLEEPERS	(PARK_ROUNDS * OP_NR)
+
+struct parkees {
+	uint32_t word[PARK_SLEEPERS];	/* 0 asleep, 1 woken */
+	pid_t tid[PARK_SLEEPERS];
+	int ran_on[PARK_SLEEPERS];	/* the CPU once woken, -1 before */
+	int err;			/* sleepers that could not pin or tag */
+	int next;			/* the prober's next sleeper */
+	int rounds;			/* rounds the prober completed */
+	int hits;			/* rounds whose thread was parked throughout */
+	int op_errno;			/* of the prober's failed call */
+	char all[64];			/* the possible CPUs, a cpu list */
+};
+
+struct parkee {
+	struct parkees *pk;
+	int i;
+};
+
+static void *parkee_fn(void *arg)
+{
+	struct parkee *a = arg;
+	struct parkees *pk = a->pk;
+	int i = a->i;
+
+	if (pin_cpu(0, 1) || defer_set(0, true))
+		ADD(pk->err, 1);
+	STORE(pk->ran_on[i], -1);
+	STORE(pk->tid[i], gettid());
+	while (!LOAD(pk->word[i]))
+		futex_op(&pk->word[i], FUTEX_WAIT, 0);
+	STORE(pk->ran_on[i], sched_getcpu());
+	for (;;)
+		futex_op(&pk->word[i], FUTEX_WAIT, 1);
+	return NULL;
+}
+
+static void parkees_child(struct parkees *pk, pid_t ppid)
+{
+	static struct parkee args[PARK_SLEEPERS];
+	pthread_t th;
+	int i;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != ppid)
+		_exit(1);
+	for (i = 0; i < PARK_SLEEPERS; i++) {
+		args[i].pk = pk;
+		args[i].i = i;
+		if (pthread_create(&th, NULL, parkee_fn, &args[i])) {
+			ADD(pk->err, 1);
+			break;
+		}
+	}
+	for (;;)
+		pause();
+}
+
+/* The CPU thread @tid of process @pid last ran on (stat field 39), or -1. */
+static int thread_last_cpu(pid_t pid, pid_t tid)
+{
+	char path[64], buf[1024], *p;
+	int field;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	if (read_file(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	p = strrchr(buf, ')');
+	for (field = 2; p && field < 39; field++)
+		p = strchr(p + 1, ' ');
+	return p ? atoi(p + 1) : -1;
+}
+
+/* Wait for "frozen @on" in @cg's cgroup.events; 0, or -ETIMEDOUT. */
+static int cg_wait_frozen(const char *cg, int on, unsigned long long timeout_ns)
+{
+	unsigned long long end = now_ns() + timeout_ns;
+	char path[256], buf[256], want[16];
+
+	snprintf(path, sizeof(path), "%s/cgroup.events", cg);
+	snprintf(want, sizeof(want), "frozen %d", on);
+	do {
+		if (read_file(path, buf, sizeof(buf)) > 0 && strstr(buf, want))
+			return 0;
+		usleep(1000);
+	} while (now_ns() < end);
+	return -ETIMEDOUT;
+}
+
+/*
+ * cgroup v2 PARK_CG_A (every CPU) and PARK_CG_B (cpu3): 2 with cpusets,
+ * 1 with PARK_CG_A only (no cpuset controller), 0 without cgroup v2.
+ */
+static int park_cgroups(const char *all)
+{
+	mount("cgroup2", CGROOT, "cgroup2", 0, NULL);
+	rmdir(PARK_CG_B);
+	rmdir(PARK_CG_A);
+	if (access(CGROOT "/cgroup.controllers", F_OK) || mkdir(PARK_CG_A, 0755))
+		return 0;
+	/* the cpu controller, where there is one: sched_move_task() as well */
+	write_file(CGROOT "/cgroup.subtree_control", "+cpu");
+	if (write_file(CGROOT "/cgroup.subtree_control", "+cpuset") ||
+	    cg_write(PARK_CG_A, "cpuset.cpus", all) || mkdir(PARK_CG_B, 0755) ||
+	    cg_write(PARK_CG_B, "cpuset.cpus", "3"))
+		return 1;
+	return 2;
+}
+
+/* The change @op to thread @tid of process @pid; 0 or -errno. */
+static int park_op(struct parkees *pk, int op, pid_t pid, pid_t tid)
+{
+	char spid[16];
+	cpu_set_t set;
+	int st, ret;
+
+	switch (op) {
+	case OP_AFFINITY:
+		CPU_ZERO(&set);
+		CPU_SET(3, &set);
+		return sched_setaffinity(tid, sizeof(set), &set) ? -errno : 0;
+	case OP_SETSCHED:
+		return set_attr(tid, SCHED_BATCH, 0, 0, SCHED_FLAG_DEFER_WAKEUP);
+	case OP_PTRACE:
+		if (ptrace(PTRACE_SEIZE, tid, 0, 0) || ptrace(PTRACE_INTERRUPT, tid, 0, 0))
+			return -errno;
+		if (waitpid(tid, &st, __WALL) != tid)
+			return -errno;
+		return ptrace(PTRACE_DETACH, tid, 0, 0) ? -errno : 0;
+	case OP_FREEZE:
+		ret = cg_write(PARK_CG_A, "cgroup.freeze", "1");
+		if (!ret)
+			ret = cg_wait_frozen(PARK_CG_A, 1, 5000 * MS);
+		if (!ret)
+			ret = cg_write(PARK_CG_A, "cgroup.freeze", "0");
+		return ret ? ret : cg_wait_frozen(PARK_CG_A, 0, 5000 * MS);
+	case OP_CPUSET:
+		ret = cg_write(PARK_CG_A, "cpuset.cpus", "3");
+		return ret ? ret : cg_write(PARK_CG_A, "cpuset.cpus", pk->all);
+	default:
+		snprintf(spid, sizeof(spid), "%d", pid);
+		ret = cg_write(PARK_CG_B, "cgroup.procs", spid);
+		return ret ? ret : cg_write(PARK_CG_A, "cgroup.procs", spid);
+	}
+}
+
+/* The prober: @n rounds of waking a fresh sleeper and changing it at once */
+static int park_prober(struct parkees *pk, int op, pid_t pid, int n)
+{
+	int r, i, ret;
+
+	for (r = 0; r < n; r++) {
+		i = LOAD(pk->next);
+		STORE(pk->next, i + 1);
+		STORE(pk->word[i], 1);
+		futex_op(&pk->word[i], FUTEX_WAKE, 1);
+		ret = park_op(pk, op, pid, pk->tid[i]);
+		if (ret) {
+			STORE(pk->op_errno, -ret);
+			return 1;
+		}
+		/*
+		 * Still on cpu1 and not run: parked before the call and still
+		 * parked after it (placement moves task_cpu() off cpu1).
+		 */
+		if (LOAD(pk->ran_on[i]) < 0 && thread_last_cpu(pid, pk->tid[i]) == 1)
+			ADD(pk->hits, 1);
+		STORE(pk->rounds, r + 1);
+	}
+	return 0;
+}
+
+/*
+ * Run the prober for @op in a child, watched: 0 if it completed its rounds,
+ * -EDEADLK if it stopped making progress in D state (it is left there),
+ * -ETIMEDOUT if it stopped otherwise (killed), or its failed call's -errno.
+ */
+static int park_probe(struct __test_metadata *_metadata, struct parkees *pk,
+		      int op, pid_t pid, int n)
+{
+	unsigned long long at = now_ns();
+	int st, r, last = 0;
+	pid_t prober;
+	char state;
+
+	STORE(pk->rounds, 0);
+	STORE(pk->hits, 0);
+	STORE(pk->op_errno, 0);
+	prober = fork();
+	if (!prober)
+		_exit(park_prober(pk, op, pid, n));
+	if (prober < 0)
+		return -errno;
+	for (;;) {
+		if (waitpid(prober, &st, WNOHANG) == prober) {
+			if (WIFEXITED(st) && !WEXITSTATUS(st))
+				return 0;
+			return LOAD(pk->op_errno) ? -LOAD(pk->op_errno) : -EIO;
+		}
+		r = LOAD(pk->rounds);
+		if (r != last) {
+			last = r;
+			at = now_ns();
+		}
+		if (now_ns() - at > PARK_STUCK_NS)
+			break;
+		usleep(10 * 1000);
+	}
+	state = thread_state(prober, prober);
+	TH_LOG("%s: no progress in %llu s after %d of %d rounds, the caller in state %c%s",
+	       op_name[op], PARK_STUCK_NS / MS / 1000, last, n, state,
+	       state == 'D' ? ": left there" : "");
+	if (state == 'D')
+		return -EDEADLK;
+	kill(prober, SIGKILL);
+	waitpid(prober, NULL, 0);
+	return -ETIMEDOUT;
+}
+
+TEST_F_TIMEOUT(defer, parked_changes, 300)
+{
+	int i, op, ret, first, cg, on3, stuck = 0, have = 0, aff_hits = 0;
+	unsigned long long end;
+	static struct snap s0, s1;
+	pid_t ppid = getpid(), pid;
+	struct parkees *pk;
+	char spid[16];
+	cpu_set_t set;
+
+	for (i = 0; i < self->ncpus; i++)
+		have |= self->cpus[i] >= 1 && self->cpus[i] <= 3 ? 1 << self->cpus[i] : 0;
+	if (self->ncpus < 4 || have != 0xe || access(CPU1_ONLINE, W_OK))
+		SKIP(return, "needs 4 CPUs, cpus 1-3 online and cpu1 to go offline");
+	pk = mmap(NULL, sizeof(*pk), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, pk);
+	ASSERT_LT(0, read_file("/sys/devices/system/cpu/possible", pk->all, sizeof(pk->all)));
+	pk->all[strcspn(pk->all, "\n")] = 0;
+	cg = park_cgroups(pk->all);
+	if (cg < 2)
+		TH_LOG("no cgroup v2%s: not tried with the cgroup changes",
+		       cg ? " cpuset controller" : "");
+
+	pid = fork();
+	if (!pid)
+		parkees_child(pk, ppid);
+	ASSERT_LT(0, pid);
+	self->parkees = pid;
+	end = now_ns() + 10000 * MS;
+	for (i = 0; i < PARK_SLEEPERS; i++)
+		while (!LOAD(pk->tid[i]) && !LOAD(pk->err) && now_ns() < end)
+			usleep(1000);
+	ASSERT_EQ(0, LOAD(pk->err)) TH_LOG("sleepers could not be created, pinned or tagged");
+	for (i = 0; i < PARK_SLEEPERS; i++) {
+		ASSERT_NE(0, LOAD(pk->tid[i])) TH_LOG("sleeper %d did not start", i);
+		ASSERT_EQ(0, wait_asleep(pid, pk->tid[i], 10000 * MS));
+	}
+	snprintf(spid, sizeof(spid), "%d", pid);
+	if (cg)
+		ASSERT_EQ(0, cg_write(PARK_CG_A, "cgroup.procs", spid));
+
+	/* asleep on cpu1, pinned there; now allowed on cpus 1-3 */
+	CPU_ZERO(&set);
+	CPU_SET(1, &set);
+	CPU_SET(2, &set);
+	CPU_SET(3, &set);
+	for (i = 0; i < PARK_SLEEPERS; i++) {
+		ASSERT_EQ(0, sched_setaffinity(pk->tid[i], sizeof(set), &set));
+		ASSERT_EQ(1, thread_last_cpu(pid, pk->tid[i])) TH_LOG("sleeper %d", i);
+	}
+	ASSERT_EQ(0, write_file(CPU1_ONLINE, "0"));
+	for (i = 0; i < PARK_SLEEPERS; i++)
+		EXPECT_EQ(1, thread_last_cpu(pid, pk->tid[i]))
+			TH_LOG("sleeper %d moved when cpu1 went offline", i);
+	for (i = 0; i < self->ncpus; i++)
+		if (self->cpus[i] != 1)
+			self->hogs[self->nhogs++] = spawn_hog(self->cpus[i]);
+	usleep(200 * 1000);
+
+	ASSERT_EQ(0, snap_take(&s0));
+	for (op = 0; op < OP_NR; op++) {
+		if ((op == OP_FREEZE && !cg) || (op_is_cpuset(op) && cg < 2))
+			continue;
+		/*
+		 * The cpuset calls would hang holding cpuset_mutex and
+		 * cpus_read_lock (and with them CPU hotplug, the teardown's
+		 * too): only tried once the affinity change has completed on
+		 * threads that were really parked.
+		 */
+		if (op_is_cpuset(op) && (stuck || !aff_hits)) {
+			TH_LOG("%s: not tried, the affinity change %s", op_name[op],
+			       stuck ? "got stuck" : "never met a parked thread");
+			continue;
+		}
+		first = LOAD(pk->next);
+		ret = park_probe(_metadata, pk, op, pid, PARK_ROUNDS);
+		stuck += ret == -EDEADLK;
+		EXPECT_EQ(0, ret) TH_LOG("%s of a parked task whose last CPU is offline: %s",
+					 op_name[op], strerror(-ret));
+		if (ret == -EDEADLK || ret == -ETIMEDOUT)
+			continue;
+
+		/* every woken thread runs; one moved to cpu3 runs there */
+		on3 = 0;
+		for (i = first; i < LOAD(pk->next); i++) {
+			end = now_ns() + 5000 * MS;
+			while (LOAD(pk->ran_on[i]) < 0 && now_ns() < end)
+				usleep(1000);
+			EXPECT_LE(0, LOAD(pk->ran_on[i]))
+				TH_LOG("%s: woken sleeper %d did not run within 5 s (state %c)",
+				       op_name[op], i, thread_state(pid, pk->tid[i]));
+			on3 += LOAD(pk->ran_on[i]) == 3;
+		}
+		TH_LOG("%s: %d of %d rounds met a thread parked throughout the call",
+		       op_name[op], LOAD(pk->hits), PARK_ROUNDS);
+		if (op == OP_AFFINITY) {
+			aff_hits = LOAD(pk->hits);
+			TH_LOG("%s: %d of %d ran on cpu3 first", op_name[op], on3, PARK_ROUNDS);
+			/* a case that never met a parked thread showed nothing */
+			EXPECT_LT(0, aff_hits);
+			/* those moved while parked run on cpu3, their only CPU */
+			EXPECT_LE(aff_hits, on3);
+		}
+	}
+	ASSERT_EQ(0, snap_take(&s1));
+	TH_LOG("%d sleepers woken, %llu wakeups parked", LOAD(pk->next),
+	       s1.sum.parked - s0.sum.parked);
+	EXPECT_LT(0ULL, s1.sum.parked - s0.sum.parked)
+		TH_LOG("no wakeup was parked: the case did not run");
+	park_cleanup(self);
+	kill_hogs(self);
+	munmap(pk, sizeof(*pk));
 }
 
 /*
