@@ -172,14 +172,49 @@ static int child_policy(void)
 	return sched_getscheduler(0);
 }
 
-TEST(fork_inherits_reset_on_fork_resets)
+/*
+ * GIDLE is inherited, and SCHED_RESET_ON_FORK keeps it, as it keeps
+ * SCHED_IDLE: a reset never raises a child above its parent.
+ */
+TEST(fork_inherits_reset_on_fork_keeps)
 {
 	ASSERT_EQ(0, set_policy(0, SCHED_GIDLE));
 	EXPECT_EQ(SCHED_GIDLE, in_child(child_policy));
 	ASSERT_EQ(0, set_policy(0, SCHED_GIDLE | SCHED_RESET_ON_FORK));
 	EXPECT_EQ(SCHED_GIDLE, sched_getscheduler(0) & ~SCHED_RESET_ON_FORK);
-	EXPECT_EQ(SCHED_OTHER, in_child(child_policy));
+	EXPECT_EQ(SCHED_GIDLE, in_child(child_policy));
 	ASSERT_EQ(0, set_policy(0, SCHED_OTHER));
+}
+
+/* The child of a reset-on-fork GIDLE task: 0 if GIDLE at nice 19 */
+static int reset_child_state(void)
+{
+	if (sched_getscheduler(0) != SCHED_GIDLE)
+		return 10 + (sched_getscheduler(0) & 0x7f);
+	errno = 0;
+	return getpriority(PRIO_PROCESS, 0) == 19 && !errno ? 0 : 30;
+}
+
+/*
+ * An unprivileged task confined to nice 19 (RLIMIT_NICE 0) enters GIDLE
+ * with SCHED_RESET_ON_FORK and forks: the child must not escape to
+ * SCHED_OTHER (10 + policy) or to a lower nice value (30).
+ */
+static int unprivileged_reset_on_fork(void)
+{
+	struct rlimit rl = { .rlim_cur = 0, .rlim_max = 20 };
+
+	if (setpriority(PRIO_PROCESS, 0, 19) || setrlimit(RLIMIT_NICE, &rl) ||
+	    setgid(65534) || setuid(65534))
+		return 100;
+	if (set_policy(0, SCHED_GIDLE | SCHED_RESET_ON_FORK))
+		return 101;
+	return in_child(reset_child_state);
+}
+
+TEST(reset_on_fork_is_no_escape)
+{
+	EXPECT_EQ(0, in_child(unprivileged_reset_on_fork));
 }
 
 /* As an unprivileged user with RLIMIT_NICE 0 (hard 20). */
