@@ -32,6 +32,7 @@
 #define pr_fmt(fmt) "badram: " fmt
 
 #include <linux/badram.h>
+#include <linux/bitmap.h>
 #include <linux/bitops.h>
 #include <linux/ctype.h>
 #include <linux/earlycpio.h>
@@ -47,6 +48,7 @@
 #include <linux/pfn.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
+#include <linux/sizes.h>
 #include <linux/sort.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
@@ -56,6 +58,9 @@
 #define BADRAM_MAX_RANGES	BIT(20)		/* disjoint ranges at boot */
 #define BADRAM_TOKEN_MAX	24
 #define BADRAM_CHUNK		64		/* ranges per streaming step */
+/* Contiguous low memory that early boot may need in one piece. */
+#define BADRAM_WINDOW		SZ_64M
+#define BADRAM_WINDOW_PAGES	(BADRAM_WINDOW >> PAGE_SHIFT)
 /* One line of the sysfs lists: "0x%016llx,0x%016llx\n". */
 #define BADRAM_LINE_LEN		38
 
@@ -83,6 +88,9 @@ static unsigned long badram_nr_patterns __ro_after_init;
 static unsigned long badram_nr_rejected __ro_after_init;
 static unsigned long badram_pages __ro_after_init;
 static unsigned long badram_early_pages __ro_after_init;
+/* pfns of the window whose bad pages are reserved late, if any */
+static unsigned long badram_window_start __initdata;
+static unsigned long badram_window_end __initdata;
 
 static int __init badram_setup(char *str)
 {
@@ -331,6 +339,33 @@ static u64 __init badram_pattern_pages(const struct badram_pattern *p,
 	return pages;
 }
 
+/*
+ * Reserve the pages [@start, @end) but those in the early-boot window,
+ * whose turn comes in badram_reserve_late(); returns how many it reserved.
+ */
+static unsigned long __init badram_reserve_pfns(unsigned long start,
+						unsigned long end)
+{
+	unsigned long ws = badram_window_start, we = badram_window_end;
+	unsigned long n = 0;
+
+	if (start < ws) {
+		n += min(end, ws) - start;
+		memblock_reserve(PFN_PHYS(start), PFN_PHYS(min(end, ws) - start));
+	}
+	if (end > we) {
+		n += end - max(start, we);
+		memblock_reserve(PFN_PHYS(max(start, we)),
+				 PFN_PHYS(end - max(start, we)));
+	}
+	return n;
+}
+
+static bool __init badram_in_window(unsigned long pfn)
+{
+	return pfn >= badram_window_start && pfn < badram_window_end;
+}
+
 /* Reserve what @p matches in [@start, @end), a few ranges at a time. */
 static void __init badram_reserve_span(const struct badram_pattern *p,
 				       u64 start, u64 end)
@@ -341,8 +376,7 @@ static void __init badram_reserve_span(const struct badram_pattern *p,
 	do {
 		n = badram_fill(p, start, end, r, BADRAM_CHUNK, &start);
 		for (i = 0; i < n; i++)
-			memblock_reserve(PFN_PHYS(r[i].start),
-					 PFN_PHYS(r[i].end - r[i].start));
+			badram_reserve_pfns(r[i].start, r[i].end);
 	} while (n == BADRAM_CHUNK);
 }
 
@@ -365,7 +399,8 @@ static void __init badram_free_temp(void *ptr, size_t size,
 			continue;
 		}
 		if (PHYS_PFN(p[i].addr) >= lo && PHYS_PFN(p[i].addr) < hi)
-			memblock_reserve(p[i].addr & PAGE_MASK, PAGE_SIZE);
+			badram_reserve_pfns(PHYS_PFN(p[i].addr),
+					    PHYS_PFN(p[i].addr) + 1);
 	}
 }
 
@@ -474,10 +509,78 @@ static unsigned long __init badram_count_early(const struct badram_range *r,
 	for (i = 0; i < n; i++)
 		for (pfn = r[i].start; pfn < r[i].end; pfn++)
 			if (memblock_is_reserved(PFN_PHYS(pfn)) &&
+			    !badram_in_window(pfn) &&
 			    !badram_within(pfn, a, asize) &&
 			    !badram_within(pfn, b, bsize))
 				early++;
 	return early;
+}
+
+/*
+ * The longest run of free low memory (below 4 GiB) that none of the sorted,
+ * merged ranges @r covers, in pages.
+ */
+static unsigned long __init badram_longest_free(const struct badram_range *r,
+						unsigned long n)
+{
+	unsigned long best = 0, j = 0;
+	phys_addr_t ps, pe;
+	u64 i;
+
+	for_each_free_mem_range(i, NUMA_NO_NODE, MEMBLOCK_NONE, &ps, &pe, NULL) {
+		unsigned long x = PFN_UP(ps), k;
+		unsigned long end = PFN_DOWN(min_t(phys_addr_t, pe, SZ_4G));
+
+		if (x >= end)
+			continue;
+		while (j < n && r[j].end <= x)
+			j++;
+		for (k = j; k < n && r[k].start < end; k++) {
+			if (r[k].start > x)
+				best = max(best, r[k].start - x);
+			x = max(x, r[k].end);
+		}
+		if (end > x)
+			best = max(best, end - x);
+	}
+	return best;
+}
+
+/*
+ * Early boot needs some physically contiguous memory before the page
+ * allocator runs, and most of it dies if it does not get it: the
+ * mem_section roots (2 MiB with 5-level paging), the dentry and inode
+ * hash tables of a single-node machine, the KFENCE pool; swiotlb wants
+ * 64 MiB below 4 GiB. A periodic pattern (a failing address line: one bad
+ * page in every MiB) leaves no such run once its pages are reserved. Then
+ * keep one window of BADRAM_WINDOW bytes of free low memory, the lowest
+ * above 16 MiB, out of the reservation until badram_reserve_late(): it is
+ * the only place where the large allocations fit, and memblock allocates
+ * top-down, so allocations that fit between the bad pages above it go
+ * there. The bad pages that early boot takes in the window are counted as
+ * early pages.
+ */
+static void __init badram_pick_window(const struct badram_range *r,
+				      unsigned long n)
+{
+	phys_addr_t top = min_t(phys_addr_t, memblock_end_of_DRAM(), SZ_4G);
+	phys_addr_t base;
+
+	if (!n || badram_longest_free(r, n) >= BADRAM_WINDOW_PAGES)
+		return;
+	for (base = SZ_16M; base + BADRAM_WINDOW <= top; base += BADRAM_WINDOW) {
+		if (!memblock_is_region_memory(base, BADRAM_WINDOW) ||
+		    memblock_is_region_reserved(base, BADRAM_WINDOW))
+			continue;
+		badram_window_start = PHYS_PFN(base);
+		badram_window_end = PHYS_PFN(base + BADRAM_WINDOW);
+		pr_info("the patterns leave no %lu MiB of contiguous low memory: their pages in [mem %#010llx-%#010llx] are reserved at the end of early boot, which may need that memory\n",
+			(unsigned long)(BADRAM_WINDOW >> 20), (u64)base,
+			(u64)(base + BADRAM_WINDOW - 1));
+		return;
+	}
+	pr_warn("the patterns leave no %lu MiB of contiguous low memory, and none is free to keep for early boot: the boot may fail\n",
+		(unsigned long)(BADRAM_WINDOW >> 20));
 }
 
 /*
@@ -530,12 +633,10 @@ static u64 __init badram_apply(const struct badram_pattern *p, size_t psize,
 		else
 			r[merged++] = r[i];
 	}
+	badram_pick_window(r, merged);
 	badram_early_pages = badram_count_early(r, merged, r, size, p, psize);
-	for (i = 0; i < merged; i++) {
-		memblock_reserve(PFN_PHYS(r[i].start),
-				 PFN_PHYS(r[i].end - r[i].start));
-		pages += r[i].end - r[i].start;
-	}
+	for (i = 0; i < merged; i++)
+		pages += badram_reserve_pfns(r[i].start, r[i].end);
 	badram_free_temp(r, size, p, nr);
 	return pages;
 }
@@ -593,6 +694,50 @@ void __init badram_reserve(void)
 		badram_early_pages, div_u64(local_clock() - t0, NSEC_PER_USEC));
 	if (badram_early_pages)
 		pr_warn("%lu bad pages were allocated before badram could reserve them\n",
+			badram_early_pages);
+}
+
+/*
+ * The bad pages of the early-boot window (badram_pick_window()), reserved
+ * just before memblock_free_all() hands the rest of memory to the page
+ * allocator. Those that early boot took meanwhile stay with it: counted
+ * and reported as early pages.
+ */
+void __init badram_reserve_late(void)
+{
+	static unsigned long seen[BITS_TO_LONGS(BADRAM_WINDOW_PAGES)] __initdata;
+	unsigned long ws = badram_window_start, n = badram_window_end - ws;
+	unsigned long i, k, cnt, pages = 0, early = 0;
+	struct badram_range r[BADRAM_CHUNK];
+	u64 next;
+
+	if (!n)
+		return;
+	for (i = 0; i < badram_nr_patterns; i++) {
+		next = ws;
+		do {
+			cnt = badram_fill(&badram_patterns[i], next, ws + n, r,
+					  BADRAM_CHUNK, &next);
+			for (k = 0; k < cnt; k++)
+				bitmap_set(seen, r[k].start - ws,
+					   r[k].end - r[k].start);
+		} while (cnt == BADRAM_CHUNK);
+	}
+	for_each_set_bit(k, seen, n) {
+		pages++;
+		if (memblock_is_reserved(PFN_PHYS(ws + k)))
+			early++;
+		else
+			memblock_reserve(PFN_PHYS(ws + k), PAGE_SIZE);
+	}
+	badram_pages += pages;
+	badram_early_pages += early;
+	badram_window_start = 0;
+	badram_window_end = 0;
+	pr_info("%lu bad pages of the early-boot window excluded, %lu of them taken by early boot\n",
+		pages, early);
+	if (early)
+		pr_warn("%lu bad pages in total were allocated before badram could reserve them\n",
 			badram_early_pages);
 }
 

@@ -28,6 +28,15 @@
 
 #define IOATTR_TAG_VALID	BIT(0)
 #define IOATTR_TAG_KTHREAD	BIT(1)
+/*
+ * The folio became dirty since it last started writeback: the tag names
+ * whose data is waiting to be written. A folio cleaned and made dirty
+ * again without being written in between (a file system declining to
+ * write it now, folio_redirty_for_writepage(); ext4 data=journal, whose
+ * jbd2 thread dirties the buffers again once they are in the journal)
+ * still holds that data, so it keeps its tag, whoever dirties it again.
+ */
+#define IOATTR_TAG_PENDING	BIT(2)
 
 struct ioattr_tag {
 	u64 cgroup;
@@ -89,11 +98,71 @@ static u64 ioattr_task_cgroup(struct task_struct *t)
 #endif
 }
 
+/*
+ * page_ext is allocated per memory section (on SPARSEMEM): a folio that
+ * spans sections, a 1 GiB hugetlb folio spans eight sections of 128 MiB,
+ * must not be walked with page_ext_next() past a section's end. The walk
+ * looks the entry up again at each section start, as page_ext_iter does in
+ * later kernels, and hands page_ext_put() what page_ext_get() returned.
+ */
+struct ioattr_walk {
+	struct page_ext *ext;	/* the entry of pfn */
+	struct page_ext *held;	/* what page_ext_get() returned */
+	unsigned long pfn;
+};
+
+static bool ioattr_section_start(unsigned long pfn)
+{
+#ifdef CONFIG_SPARSEMEM
+	return !(pfn & (PAGES_PER_SECTION - 1));
+#else
+	return false;
+#endif
+}
+
+static struct ioattr_tag *ioattr_walk_start(struct ioattr_walk *w,
+					    unsigned long pfn)
+{
+	w->pfn = pfn;
+	w->held = page_ext_get(pfn_to_page(pfn));
+	w->ext = w->held;
+	return w->ext ? ioattr_tag(w->ext) : NULL;
+}
+
+static struct ioattr_tag *ioattr_walk_next(struct ioattr_walk *w)
+{
+	w->pfn++;
+	if (!ioattr_section_start(w->pfn)) {
+		w->ext = page_ext_next(w->ext);
+	} else {
+		page_ext_put(w->held);
+		w->held = page_ext_get(pfn_to_page(w->pfn));
+		w->ext = w->held;
+		if (!w->ext)
+			return NULL;
+	}
+	if (IS_ENABLED(CONFIG_DEBUG_VM)) {
+		struct page_ext *e = page_ext_get(pfn_to_page(w->pfn));
+
+		VM_WARN_ON_ONCE(e != w->ext);
+		page_ext_put(e);
+	}
+	return ioattr_tag(w->ext);
+}
+
+static void ioattr_walk_end(struct ioattr_walk *w)
+{
+	page_ext_put(w->held);
+}
+
 void __ioattr_dirty(struct folio *folio)
 {
 	long i, nr = folio_nr_pages(folio);
-	struct ioattr_tag tag = { .flags = IOATTR_TAG_VALID };
-	struct page_ext *ext;
+	struct ioattr_tag tag = {
+		.flags = IOATTR_TAG_VALID | IOATTR_TAG_PENDING,
+	};
+	struct ioattr_walk w;
+	struct ioattr_tag *t;
 
 	/*
 	 * Dirtied from interrupt context (a bio completion dirtying the pages
@@ -105,46 +174,65 @@ void __ioattr_dirty(struct folio *folio)
 	}
 	if (!in_task() || current->flags & PF_KTHREAD)
 		tag.flags |= IOATTR_TAG_KTHREAD;
-	ext = page_ext_get(&folio->page);
+	t = ioattr_walk_start(&w, folio_pfn(folio));
+	/* Every page of a folio has the same tag: the first one tells. */
+	if (t && !(READ_ONCE(t->flags) & IOATTR_TAG_PENDING)) {
+		for (i = 0; t && i < nr; i++) {
+			*t = tag;
+			if (i + 1 < nr)
+				t = ioattr_walk_next(&w);
+		}
+	}
+	ioattr_walk_end(&w);
+}
 
-	if (unlikely(!ext))
-		return;
-	for (i = 0; i < nr; i++, ext = page_ext_next(ext))
-		*ioattr_tag(ext) = tag;
-	page_ext_put(ext);
+void __ioattr_writeback(struct folio *folio)
+{
+	long i, nr = folio_nr_pages(folio);
+	struct ioattr_walk w;
+	struct ioattr_tag *t;
+
+	t = ioattr_walk_start(&w, folio_pfn(folio));
+	for (i = 0; t && i < nr; i++) {
+		WRITE_ONCE(t->flags, t->flags & ~IOATTR_TAG_PENDING);
+		if (i + 1 < nr)
+			t = ioattr_walk_next(&w);
+	}
+	ioattr_walk_end(&w);
 }
 
 void __ioattr_free(struct page *page, unsigned int order)
 {
-	struct page_ext *ext = page_ext_get(page);
-	unsigned long i;
+	unsigned long i, nr = 1UL << order;
+	struct ioattr_walk w;
+	struct ioattr_tag *t;
 
-	if (unlikely(!ext))
-		return;
-	for (i = 0; i < (1UL << order); i++, ext = page_ext_next(ext))
-		memset(ioattr_tag(ext), 0, sizeof(struct ioattr_tag));
-	page_ext_put(ext);
+	t = ioattr_walk_start(&w, page_to_pfn(page));
+	for (i = 0; t && i < nr; i++) {
+		memset(t, 0, sizeof(*t));
+		if (i + 1 < nr)
+			t = ioattr_walk_next(&w);
+	}
+	ioattr_walk_end(&w);
 }
 
 void __ioattr_copy(struct folio *dst, struct folio *src)
 {
-	struct page_ext *s = page_ext_get(&src->page), *d;
 	long i, nr = folio_nr_pages(src);
+	struct ioattr_walk ws, wd;
+	struct ioattr_tag *s, *d;
 
-	if (unlikely(!s))
-		return;
-	d = page_ext_get(&dst->page);
-	if (unlikely(!d)) {
-		page_ext_put(s);
-		return;
+	s = ioattr_walk_start(&ws, folio_pfn(src));
+	d = ioattr_walk_start(&wd, folio_pfn(dst));
+	for (i = 0; s && d && i < nr; i++) {
+		*d = *s;
+		if (i + 1 < nr) {
+			s = ioattr_walk_next(&ws);
+			d = ioattr_walk_next(&wd);
+		}
 	}
-	for (i = 0; i < nr; i++) {
-		*ioattr_tag(d) = *ioattr_tag(s);
-		s = page_ext_next(s);
-		d = page_ext_next(d);
-	}
-	page_ext_put(d);
-	page_ext_put(s);
+	ioattr_walk_end(&wd);
+	ioattr_walk_end(&ws);
 }
 
 /*
@@ -207,8 +295,12 @@ void ioattr_bio_origin(struct bio *bio, struct ioattr_origin *o)
 	struct bio_vec bv;
 
 	memset(o, 0, sizeof(*o));
+	/*
+	 * Pinned pages are user memory (direct I/O), even when that memory is
+	 * a mapping of a page-cache page: the submitter's.
+	 */
 	if (static_branch_unlikely(&ioattr_enabled) && op_is_write(bio_op(bio)) &&
-	    bio_has_data(bio)) {
+	    bio_has_data(bio) && !bio_flagged(bio, BIO_PAGE_PINNED)) {
 		bio_for_each_segment(bv, bio, iter) {
 			struct ioattr_tag tag;
 

@@ -40,6 +40,7 @@ DECLARE_STATIC_KEY_FALSE(ioattr_enabled);
 extern struct page_ext_operations ioattr_page_ext_ops;
 
 void __ioattr_dirty(struct folio *folio);
+void __ioattr_writeback(struct folio *folio);
 void __ioattr_free(struct page *page, unsigned int order);
 void __ioattr_copy(struct folio *dst, struct folio *src);
 
@@ -47,6 +48,12 @@ static inline void ioattr_dirty(struct folio *folio)
 {
 	if (static_branch_unlikely(&ioattr_enabled))
 		__ioattr_dirty(folio);
+}
+
+static inline void ioattr_writeback(struct folio *folio)
+{
+	if (static_branch_unlikely(&ioattr_enabled))
+		__ioattr_writeback(folio);
 }
 
 static inline void ioattr_free(struct page *page, unsigned int order)
@@ -64,6 +71,7 @@ static inline void ioattr_copy(struct folio *dst, struct folio *src)
 void ioattr_bio_origin(struct bio *bio, struct ioattr_origin *o);
 #else
 static inline void ioattr_dirty(struct folio *folio) { }
+static inline void ioattr_writeback(struct folio *folio) { }
 static inline void ioattr_free(struct page *page, unsigned int order) { }
 static inline void ioattr_copy(struct folio *dst, struct folio *src) { }
 #endif

@@ -83,16 +83,29 @@ FIXTURE(fs) {
 
 FIXTURE_VARIANT(fs) {
 	const char *mkfs;
+	const char *mount;	/* mount options */
 	bool jbd2;		/* journal written by a jbd2 thread */
 };
 
 FIXTURE_VARIANT_ADD(fs, ext4) {
 	.mkfs = "mkfs.ext4 -q -F",
+	.mount = "",
+	.jbd2 = true,
+};
+
+/*
+ * data=journal: the data goes to the journal first, then jbd2 dirties the
+ * folios again (as a kernel thread) for their write in place.
+ */
+FIXTURE_VARIANT_ADD(fs, ext4_journal) {
+	.mkfs = "mkfs.ext4 -q -F",
+	.mount = "-o data=journal",
 	.jbd2 = true,
 };
 
 FIXTURE_VARIANT_ADD(fs, xfs) {
 	.mkfs = "mkfs.xfs -q -f",
+	.mount = "",
 };
 
 static void trace_reset(void)
@@ -122,8 +135,8 @@ FIXTURE_SETUP(fs)
 	self->dev[strcspn(self->dev, "\n")] = 0;
 	ASSERT_EQ(0, stat(self->dev, &st));
 	self->rdev = st.st_rdev;
-	snprintf(cmd, sizeof(cmd), "%s %s >/dev/null && mkdir -p %s && mount %s %s",
-		 variant->mkfs, self->dev, MNT, self->dev, MNT);
+	snprintf(cmd, sizeof(cmd), "%s %s >/dev/null && mkdir -p %s && mount %s %s %s",
+		 variant->mkfs, self->dev, MNT, variant->mount ?: "", self->dev, MNT);
 	ASSERT_EQ(0, run(cmd)) TH_LOG("%s failed", cmd);
 	snprintf(self->file, sizeof(self->file), "%s/data", MNT);
 	/* writeback only when the test says so */
@@ -520,6 +533,84 @@ TEST_F(fs, migrated_before_writeback)
 	free(status);
 	free(nodes);
 	free(pages);
+}
+
+#define GIGA		(1024UL * MB)
+#define HUGE_1G_DIR	"/sys/kernel/mm/hugepages/hugepages-1048576kB"
+#ifndef MAP_HUGE_1GB
+#define MAP_HUGE_1GB	(30 << 26)
+#endif
+
+static long node_free_1g(int node)
+{
+	char path[160], buf[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path),
+		 "/sys/devices/system/node/node%d/hugepages/hugepages-1048576kB/free_hugepages",
+		 node);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	return atol(buf);
+}
+
+/*
+ * A 1 GiB hugetlb folio spans eight memory sections, and page_ext is
+ * allocated per section: migration copies the tags of every page, so a
+ * walk that steps from entry to entry past the first section's array
+ * writes into memory that is not page_ext (CONFIG_DEBUG_VM kernels check
+ * every entry of the walk). Migrate one between the two nodes and back,
+ * with dirty page-cache pages waiting for writeback, and check that their
+ * tags and the kernel survived (scripts/guest-suite fails the test if the
+ * kernel reports anything meanwhile).
+ */
+TEST_F(fs, gigantic_folio_migration)
+{
+	size_t len = 8 * MB, off;
+	int node, target, round, status;
+	struct sums s;
+	char *m;
+	pid_t pid;
+
+	if (access(HUGE_1G_DIR, F_OK) || run("grep -qw hugepagesz=1G /proc/cmdline"))
+		SKIP(return, "needs 1 GiB huge pages (boot with hugepagesz=1G hugepages=2)");
+	ASSERT_EQ(0, access("/sys/devices/system/node/node1", F_OK))
+		TH_LOG("needs two NUMA nodes (--numa 2)");
+	ASSERT_LE(1, node_free_1g(0)) TH_LOG("no free 1 GiB page on node 0");
+	ASSERT_LE(1, node_free_1g(1)) TH_LOG("no free 1 GiB page on node 1");
+	pid = writer(self->file, 0, len, BUFFERED, "ioattr-giga", NULL);
+	ASSERT_EQ(0, reap(pid));
+	m = mmap(NULL, GIGA, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_HUGE_1GB, -1, 0);
+	ASSERT_NE(MAP_FAILED, m) TH_LOG("mmap of a 1 GiB page: %s", strerror(errno));
+	for (off = 0; off < GIGA; off += 64 * 1024)
+		m[off] = (char)(off >> 16);
+	ASSERT_EQ(0, syscall(SYS_move_pages, 0, 1, &m, NULL, &node, 0));
+	ASSERT_TRUE(node == 0 || node == 1) TH_LOG("the page is on node %d", node);
+	for (round = 0; round < 2; round++) {
+		target = !node;
+		status = -1;
+		ASSERT_EQ(0, syscall(SYS_move_pages, 0, 1, &m, &target, &status,
+				     MPOL_MF_MOVE))
+			TH_LOG("move_pages: %s", strerror(errno));
+		ASSERT_EQ(target, status) TH_LOG("round %d: the page went to %d, not %d",
+						 round, status, target);
+		node = target;
+	}
+	for (off = 0; off < GIGA; off += 64 * 1024)
+		if (m[off] != (char)(off >> 16))
+			break;
+	EXPECT_EQ(GIGA, off) TH_LOG("the page's contents changed at %zu", off);
+	munmap(m, GIGA);
+	flush();
+	sums(self->rdev, pid, "ioattr-giga", cgroup_ino(CGROOT), &s);
+	TH_LOG("1 GiB page moved twice; %.1f%% of %zu dirty bytes attributed afterwards",
+	       PCT(s.tgid_w, len), len);
+	ASSERT_GE(s.tgid_w * 100, (unsigned long long)len * 99);
 }
 
 /* tools/fleet/fleet-iotop charges the writeback to the exited writer. */
