@@ -32,7 +32,6 @@
 #define pr_fmt(fmt) "badram: " fmt
 
 #include <linux/badram.h>
-#include <linux/bitmap.h>
 #include <linux/bitops.h>
 #include <linux/ctype.h>
 #include <linux/earlycpio.h>
@@ -48,19 +47,17 @@
 #include <linux/pfn.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
-#include <linux/sizes.h>
 #include <linux/sort.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
+
+#include "internal.h"
 
 #define BADRAM_INITRD_PATH	"kernel/badram"
 #define BADRAM_MAX_PARAMS	16		/* badram= on the command line */
 #define BADRAM_MAX_RANGES	BIT(20)		/* disjoint ranges at boot */
 #define BADRAM_TOKEN_MAX	24
 #define BADRAM_CHUNK		64		/* ranges per streaming step */
-/* Contiguous low memory that early boot may need in one piece. */
-#define BADRAM_WINDOW		SZ_64M
-#define BADRAM_WINDOW_PAGES	(BADRAM_WINDOW >> PAGE_SHIFT)
 /* One line of the sysfs lists: "0x%016llx,0x%016llx\n". */
 #define BADRAM_LINE_LEN		38
 
@@ -88,7 +85,7 @@ static unsigned long badram_nr_patterns __ro_after_init;
 static unsigned long badram_nr_rejected __ro_after_init;
 static unsigned long badram_pages __ro_after_init;
 static unsigned long badram_early_pages __ro_after_init;
-/* pfns of the window whose bad pages are reserved late, if any */
+/* pfns of the run kept free for the mem_section roots, if any */
 static unsigned long badram_window_start __initdata;
 static unsigned long badram_window_end __initdata;
 
@@ -340,23 +337,24 @@ static u64 __init badram_pattern_pages(const struct badram_pattern *p,
 }
 
 /*
- * Reserve the pages [@start, @end) but those in the early-boot window,
- * whose turn comes in badram_reserve_late(); returns how many it reserved.
+ * Reserve the pages [@start, @end), but those in the window kept for the
+ * mem_section roots (badram_place_roots()); returns how many it reserved.
  */
 static unsigned long __init badram_reserve_pfns(unsigned long start,
 						unsigned long end)
 {
 	unsigned long ws = badram_window_start, we = badram_window_end;
-	unsigned long n = 0;
+	unsigned long n = 0, s, e;
 
 	if (start < ws) {
-		n += min(end, ws) - start;
-		memblock_reserve(PFN_PHYS(start), PFN_PHYS(min(end, ws) - start));
+		e = min(end, ws);
+		if (!memblock_reserve(PFN_PHYS(start), PFN_PHYS(e - start)))
+			n += e - start;
 	}
 	if (end > we) {
-		n += end - max(start, we);
-		memblock_reserve(PFN_PHYS(max(start, we)),
-				 PFN_PHYS(end - max(start, we)));
+		s = max(start, we);
+		if (!memblock_reserve(PFN_PHYS(s), PFN_PHYS(end - s)))
+			n += end - s;
 	}
 	return n;
 }
@@ -508,7 +506,7 @@ static unsigned long __init badram_count_early(const struct badram_range *r,
 
 	for (i = 0; i < n; i++)
 		for (pfn = r[i].start; pfn < r[i].end; pfn++)
-			if (memblock_is_reserved(PFN_PHYS(pfn)) &&
+			if (memblock_is_region_reserved(PFN_PHYS(pfn), PAGE_SIZE) &&
 			    !badram_in_window(pfn) &&
 			    !badram_within(pfn, a, asize) &&
 			    !badram_within(pfn, b, bsize))
@@ -517,19 +515,19 @@ static unsigned long __init badram_count_early(const struct badram_range *r,
 }
 
 /*
- * The longest run of free low memory (below 4 GiB) that none of the sorted,
- * merged ranges @r covers, in pages.
+ * The longest run of free memory that memblock_alloc() may use and that
+ * none of the sorted, merged ranges @r covers, in pages.
  */
 static unsigned long __init badram_longest_free(const struct badram_range *r,
 						unsigned long n)
 {
+	phys_addr_t limit = memblock_get_current_limit(), ps, pe;
 	unsigned long best = 0, j = 0;
-	phys_addr_t ps, pe;
 	u64 i;
 
 	for_each_free_mem_range(i, NUMA_NO_NODE, MEMBLOCK_NONE, &ps, &pe, NULL) {
 		unsigned long x = PFN_UP(ps), k;
-		unsigned long end = PFN_DOWN(min_t(phys_addr_t, pe, SZ_4G));
+		unsigned long end = PFN_DOWN(min(pe, limit));
 
 		if (x >= end)
 			continue;
@@ -548,39 +546,64 @@ static unsigned long __init badram_longest_free(const struct badram_range *r,
 
 /*
  * Early boot needs some physically contiguous memory before the page
- * allocator runs, and most of it dies if it does not get it: the
- * mem_section roots (2 MiB with 5-level paging), the dentry and inode
- * hash tables of a single-node machine, the KFENCE pool; swiotlb wants
- * 64 MiB below 4 GiB. A periodic pattern (a failing address line: one bad
- * page in every MiB) leaves no such run once its pages are reserved. Then
- * keep one window of BADRAM_WINDOW bytes of free low memory, the lowest
- * above 16 MiB, out of the reservation until badram_reserve_late(): it is
- * the only place where the large allocations fit, and memblock allocates
- * top-down, so allocations that fit between the bad pages above it go
- * there. The bad pages that early boot takes in the window are counted as
- * early pages.
+ * allocator runs. Nearly every such allocation falls back to smaller
+ * pieces when it must (vmemmap to base pages, the percpu first chunk to
+ * pages, the hash tables halve, swiotlb shrinks or goes without, KFENCE
+ * switches off); one does not: the mem_section roots that sparse_init()
+ * allocates (2 MiB with 5-level paging, a few KiB without), whose failure
+ * is a panic before the console is up. A periodic pattern such as a
+ * failing address line (one bad page in every MiB) leaves no run that
+ * long once its pages are reserved. Then keep the lowest free run that is
+ * long enough (@pages) out of the reservation until the roots are
+ * allocated, which can only happen there.
  */
-static void __init badram_pick_window(const struct badram_range *r,
-				      unsigned long n)
+static void __init badram_pick_window(unsigned long pages)
 {
-	phys_addr_t top = min_t(phys_addr_t, memblock_end_of_DRAM(), SZ_4G);
-	phys_addr_t base;
+	phys_addr_t limit = memblock_get_current_limit(), ps, pe;
+	u64 i;
 
-	if (!n || badram_longest_free(r, n) >= BADRAM_WINDOW_PAGES)
-		return;
-	for (base = SZ_16M; base + BADRAM_WINDOW <= top; base += BADRAM_WINDOW) {
-		if (!memblock_is_region_memory(base, BADRAM_WINDOW) ||
-		    memblock_is_region_reserved(base, BADRAM_WINDOW))
+	for_each_free_mem_range(i, NUMA_NO_NODE, MEMBLOCK_NONE, &ps, &pe, NULL) {
+		unsigned long s = PFN_UP(ps), e = PFN_DOWN(min(pe, limit));
+
+		if (s >= e || e - s < pages)
 			continue;
-		badram_window_start = PHYS_PFN(base);
-		badram_window_end = PHYS_PFN(base + BADRAM_WINDOW);
-		pr_info("the patterns leave no %lu MiB of contiguous low memory: their pages in [mem %#010llx-%#010llx] are reserved at the end of early boot, which may need that memory\n",
-			(unsigned long)(BADRAM_WINDOW >> 20), (u64)base,
-			(u64)(base + BADRAM_WINDOW - 1));
+		badram_window_start = s;
+		badram_window_end = s + pages;
 		return;
 	}
-	pr_warn("the patterns leave no %lu MiB of contiguous low memory, and none is free to keep for early boot: the boot may fail\n",
-		(unsigned long)(BADRAM_WINDOW >> 20));
+	pr_warn("no free run of %lu pages is left for the mem_section roots: the boot may fail\n",
+		pages);
+}
+
+/*
+ * Allocate the mem_section roots in the window, then reserve the window's
+ * bad pages (sorted, merged ranges @r): those under the roots are counted
+ * as early pages. Returns the bad pages of the window.
+ */
+static unsigned long __init badram_place_roots(const struct badram_range *r,
+					       unsigned long n)
+{
+	unsigned long ws = badram_window_start, we = badram_window_end;
+	unsigned long i, pfn, pages = 0, early = 0;
+
+	if (ws == we)
+		return 0;
+	sparse_alloc_roots();
+	for (i = 0; i < n; i++) {
+		for (pfn = max(r[i].start, ws); pfn < min(r[i].end, we); pfn++) {
+			pages++;
+			if (memblock_is_region_reserved(PFN_PHYS(pfn), PAGE_SIZE))
+				early++;
+			else if (memblock_reserve(PFN_PHYS(pfn), PAGE_SIZE))
+				pages--;
+		}
+	}
+	badram_window_start = 0;
+	badram_window_end = 0;
+	badram_early_pages += early;
+	pr_info("the patterns leave no %lu contiguous pages for the mem_section roots: allocated in [mem %#010llx-%#010llx] before its %lu bad pages were reserved, %lu of them under the roots\n",
+		we - ws, (u64)PFN_PHYS(ws), (u64)PFN_PHYS(we) - 1, pages, early);
+	return pages;
 }
 
 /*
@@ -592,7 +615,7 @@ static u64 __init badram_apply(const struct badram_pattern *p, size_t psize,
 {
 	size_t size = nr_ranges * sizeof(struct badram_range);
 	struct badram_range *r;
-	unsigned long i, n = 0, merged = 0;
+	unsigned long i, n = 0, merged = 0, need;
 	unsigned long start, end;
 	u64 pages = 0, next;
 	int j;
@@ -633,10 +656,16 @@ static u64 __init badram_apply(const struct badram_pattern *p, size_t psize,
 		else
 			r[merged++] = r[i];
 	}
-	badram_pick_window(r, merged);
+	need = sparse_roots_size();
+	if (need) {
+		need = PFN_UP(need) + PFN_UP(1UL << INTERNODE_CACHE_SHIFT);
+		if (badram_longest_free(r, merged) < need)
+			badram_pick_window(need);
+	}
 	badram_early_pages = badram_count_early(r, merged, r, size, p, psize);
 	for (i = 0; i < merged; i++)
 		pages += badram_reserve_pfns(r[i].start, r[i].end);
+	pages += badram_place_roots(r, merged);
 	badram_free_temp(r, size, p, nr);
 	return pages;
 }
@@ -694,50 +723,6 @@ void __init badram_reserve(void)
 		badram_early_pages, div_u64(local_clock() - t0, NSEC_PER_USEC));
 	if (badram_early_pages)
 		pr_warn("%lu bad pages were allocated before badram could reserve them\n",
-			badram_early_pages);
-}
-
-/*
- * The bad pages of the early-boot window (badram_pick_window()), reserved
- * just before memblock_free_all() hands the rest of memory to the page
- * allocator. Those that early boot took meanwhile stay with it: counted
- * and reported as early pages.
- */
-void __init badram_reserve_late(void)
-{
-	static unsigned long seen[BITS_TO_LONGS(BADRAM_WINDOW_PAGES)] __initdata;
-	unsigned long ws = badram_window_start, n = badram_window_end - ws;
-	unsigned long i, k, cnt, pages = 0, early = 0;
-	struct badram_range r[BADRAM_CHUNK];
-	u64 next;
-
-	if (!n)
-		return;
-	for (i = 0; i < badram_nr_patterns; i++) {
-		next = ws;
-		do {
-			cnt = badram_fill(&badram_patterns[i], next, ws + n, r,
-					  BADRAM_CHUNK, &next);
-			for (k = 0; k < cnt; k++)
-				bitmap_set(seen, r[k].start - ws,
-					   r[k].end - r[k].start);
-		} while (cnt == BADRAM_CHUNK);
-	}
-	for_each_set_bit(k, seen, n) {
-		pages++;
-		if (memblock_is_reserved(PFN_PHYS(ws + k)))
-			early++;
-		else
-			memblock_reserve(PFN_PHYS(ws + k), PAGE_SIZE);
-	}
-	badram_pages += pages;
-	badram_early_pages += early;
-	badram_window_start = 0;
-	badram_window_end = 0;
-	pr_info("%lu bad pages of the early-boot window excluded, %lu of them taken by early boot\n",
-		pages, early);
-	if (early)
-		pr_warn("%lu bad pages in total were allocated before badram could reserve them\n",
 			badram_early_pages);
 }
 

@@ -28,21 +28,6 @@
 
 #define IOATTR_TAG_VALID	BIT(0)
 #define IOATTR_TAG_KTHREAD	BIT(1)
-/*
- * The folio became dirty since it last started writeback: the tag names
- * whose data is waiting to be written. A folio cleaned and made dirty
- * again without being written in between (a file system declining to
- * write it now, folio_redirty_for_writepage(); ext4 data=journal, whose
- * jbd2 thread dirties the buffers again once they are in the journal)
- * still holds that data, so it keeps its tag, whoever dirties it again.
- */
-#define IOATTR_TAG_PENDING	BIT(2)
-
-struct ioattr_tag {
-	u64 cgroup;
-	u32 tgid;
-	u32 flags;
-};
 
 static bool ioattr_param __initdata;
 
@@ -155,14 +140,44 @@ static void ioattr_walk_end(struct ioattr_walk *w)
 	page_ext_put(w->held);
 }
 
-void __ioattr_dirty(struct folio *folio)
+/*
+ * A tag is written under the mapping's i_pages lock (or the folio lock)
+ * but read locklessly when a bio is submitted: field by field, so that
+ * a reader gets whole fields.
+ */
+static void ioattr_write(struct ioattr_tag *t, const struct ioattr_tag *v)
+{
+	WRITE_ONCE(t->cgroup, v->cgroup);
+	WRITE_ONCE(t->tgid, v->tgid);
+	WRITE_ONCE(t->flags, v->flags);
+}
+
+static void ioattr_read(const struct ioattr_tag *t, struct ioattr_tag *v)
+{
+	v->cgroup = READ_ONCE(t->cgroup);
+	v->tgid = READ_ONCE(t->tgid);
+	v->flags = READ_ONCE(t->flags);
+}
+
+/* Set @tag on every page of @folio. */
+static void ioattr_set(struct folio *folio, const struct ioattr_tag *tag)
 {
 	long i, nr = folio_nr_pages(folio);
-	struct ioattr_tag tag = {
-		.flags = IOATTR_TAG_VALID | IOATTR_TAG_PENDING,
-	};
 	struct ioattr_walk w;
 	struct ioattr_tag *t;
+
+	t = ioattr_walk_start(&w, folio_pfn(folio));
+	for (i = 0; t && i < nr; i++) {
+		ioattr_write(t, tag);
+		if (i + 1 < nr)
+			t = ioattr_walk_next(&w);
+	}
+	ioattr_walk_end(&w);
+}
+
+void __ioattr_dirty(struct folio *folio)
+{
+	struct ioattr_tag tag = { .flags = IOATTR_TAG_VALID };
 
 	/*
 	 * Dirtied from interrupt context (a bio completion dirtying the pages
@@ -174,31 +189,29 @@ void __ioattr_dirty(struct folio *folio)
 	}
 	if (!in_task() || current->flags & PF_KTHREAD)
 		tag.flags |= IOATTR_TAG_KTHREAD;
-	t = ioattr_walk_start(&w, folio_pfn(folio));
-	/* Every page of a folio has the same tag: the first one tells. */
-	if (t && !(READ_ONCE(t->flags) & IOATTR_TAG_PENDING)) {
-		for (i = 0; t && i < nr; i++) {
-			*t = tag;
-			if (i + 1 < nr)
-				t = ioattr_walk_next(&w);
-		}
-	}
-	ioattr_walk_end(&w);
+	ioattr_set(folio, &tag);
 }
 
-void __ioattr_writeback(struct folio *folio)
+/*
+ * folio_redirty_for_writepage(): a file system declines to write a folio
+ * now and makes it dirty again. The data is still the dirtier's, not the
+ * flusher's or that of the task whose fsync() ran ->writepages(): save the
+ * tag (every page of a folio has the same) before, put it back after.
+ */
+void __ioattr_save(struct folio *folio, struct ioattr_tag *tag)
 {
-	long i, nr = folio_nr_pages(folio);
-	struct ioattr_walk w;
-	struct ioattr_tag *t;
+	struct page_ext *ext = page_ext_get(&folio->page);
 
-	t = ioattr_walk_start(&w, folio_pfn(folio));
-	for (i = 0; t && i < nr; i++) {
-		WRITE_ONCE(t->flags, t->flags & ~IOATTR_TAG_PENDING);
-		if (i + 1 < nr)
-			t = ioattr_walk_next(&w);
-	}
-	ioattr_walk_end(&w);
+	memset(tag, 0, sizeof(*tag));
+	if (!ext)
+		return;
+	ioattr_read(ioattr_tag(ext), tag);
+	page_ext_put(ext);
+}
+
+void __ioattr_restore(struct folio *folio, const struct ioattr_tag *tag)
+{
+	ioattr_set(folio, tag);
 }
 
 void __ioattr_free(struct page *page, unsigned int order)
@@ -222,10 +235,16 @@ void __ioattr_copy(struct folio *dst, struct folio *src)
 	struct ioattr_walk ws, wd;
 	struct ioattr_tag *s, *d;
 
+	/* Only page-cache folios that can be written back carry a tag. */
+	if (folio_test_anon(src) || folio_test_hugetlb(src))
+		return;
 	s = ioattr_walk_start(&ws, folio_pfn(src));
 	d = ioattr_walk_start(&wd, folio_pfn(dst));
 	for (i = 0; s && d && i < nr; i++) {
-		*d = *s;
+		struct ioattr_tag v;
+
+		ioattr_read(s, &v);
+		ioattr_write(d, &v);
 		if (i + 1 < nr) {
 			s = ioattr_walk_next(&ws);
 			d = ioattr_walk_next(&wd);
@@ -254,7 +273,7 @@ static bool ioattr_page_tag(struct page *page, struct ioattr_tag *tag)
 	ext = page_ext_get(page);
 	if (!ext)
 		return false;
-	*tag = *ioattr_tag(ext);
+	ioattr_read(ioattr_tag(ext), tag);
 	page_ext_put(ext);
 	return tag->flags & IOATTR_TAG_VALID;
 }
@@ -297,10 +316,13 @@ void ioattr_bio_origin(struct bio *bio, struct ioattr_origin *o)
 	memset(o, 0, sizeof(*o));
 	/*
 	 * Pinned pages are user memory (direct I/O), even when that memory is
-	 * a mapping of a page-cache page: the submitter's.
+	 * a mapping of a page-cache page: the submitter's. REQ_META bios are
+	 * file system metadata and journal writes (jbd2 writes data=journal
+	 * copies straight from the file's folios): the submitter's too.
 	 */
 	if (static_branch_unlikely(&ioattr_enabled) && op_is_write(bio_op(bio)) &&
-	    bio_has_data(bio) && !bio_flagged(bio, BIO_PAGE_PINNED)) {
+	    bio_has_data(bio) && !bio_flagged(bio, BIO_PAGE_PINNED) &&
+	    !(bio->bi_opf & REQ_META)) {
 		bio_for_each_segment(bv, bio, iter) {
 			struct ioattr_tag tag;
 

@@ -35,12 +35,20 @@ struct ioattr_origin {
 	bool mixed;
 };
 
+/* The page_ext tag of a page: who dirtied it (mm/ioattr.c). */
+struct ioattr_tag {
+	u64 cgroup;
+	u32 tgid;
+	u32 flags;
+};
+
 #ifdef CONFIG_IO_ATTRIBUTION
 DECLARE_STATIC_KEY_FALSE(ioattr_enabled);
 extern struct page_ext_operations ioattr_page_ext_ops;
 
 void __ioattr_dirty(struct folio *folio);
-void __ioattr_writeback(struct folio *folio);
+void __ioattr_save(struct folio *folio, struct ioattr_tag *tag);
+void __ioattr_restore(struct folio *folio, const struct ioattr_tag *tag);
 void __ioattr_free(struct page *page, unsigned int order);
 void __ioattr_copy(struct folio *dst, struct folio *src);
 
@@ -50,10 +58,21 @@ static inline void ioattr_dirty(struct folio *folio)
 		__ioattr_dirty(folio);
 }
 
-static inline void ioattr_writeback(struct folio *folio)
+/*
+ * Around a redirty (folio_redirty_for_writepage()): the dirtier of the
+ * data stays its dirtier.
+ */
+static inline void ioattr_save(struct folio *folio, struct ioattr_tag *tag)
 {
 	if (static_branch_unlikely(&ioattr_enabled))
-		__ioattr_writeback(folio);
+		__ioattr_save(folio, tag);
+}
+
+static inline void ioattr_restore(struct folio *folio,
+				  const struct ioattr_tag *tag)
+{
+	if (static_branch_unlikely(&ioattr_enabled))
+		__ioattr_restore(folio, tag);
 }
 
 static inline void ioattr_free(struct page *page, unsigned int order)
@@ -71,7 +90,9 @@ static inline void ioattr_copy(struct folio *dst, struct folio *src)
 void ioattr_bio_origin(struct bio *bio, struct ioattr_origin *o);
 #else
 static inline void ioattr_dirty(struct folio *folio) { }
-static inline void ioattr_writeback(struct folio *folio) { }
+static inline void ioattr_save(struct folio *folio, struct ioattr_tag *tag) { }
+static inline void ioattr_restore(struct folio *folio,
+				  const struct ioattr_tag *tag) { }
 static inline void ioattr_free(struct page *page, unsigned int order) { }
 static inline void ioattr_copy(struct folio *dst, struct folio *src) { }
 #endif

@@ -324,9 +324,14 @@ TEST(gidle_fills_idle_cpus)
 		EXPECT_LT(r0[i], r1[i]) TH_LOG("CPU %d ran no GIDLE task", i);
 }
 
-/* Release the holder's lock after fair hogs saturate every CPU: timed. */
+/*
+ * Release the holder's lock after fair hogs saturate every CPU: timed. The
+ * holder sets @policy itself before it blocks; if @move_to is not -1,
+ * another task (this one) then moves it to @move_to while it sleeps in the
+ * kernel with the lock held, as "tools/fleet/gidle -p PID" does.
+ */
 static void inversion(struct __test_metadata *_metadata, int policy,
-		      unsigned long long *wait_ns, long long *boosts)
+		      int move_to, unsigned long long *wait_ns, long long *boosts)
 {
 	pid_t hogs[256];
 	struct holder h;
@@ -334,6 +339,8 @@ static void inversion(struct __test_metadata *_metadata, int policy,
 	int n;
 
 	ASSERT_EQ(0, holder_start(&h, policy, LOCKFILE));
+	if (move_to != -1)
+		ASSERT_EQ(0, set_policy(h.pid, move_to));
 	n = saturate(hogs);
 	usleep(100 * 1000);
 	ASSERT_EQ(0, waiter_start(&w, LOCKFILE));
@@ -360,10 +367,33 @@ TEST(lock_holder_sleeping_in_kernel_is_boosted)
 	unsigned long long wait_ns;
 	long long boosts;
 
-	inversion(_metadata, SCHED_GIDLE, &wait_ns, &boosts);
+	inversion(_metadata, SCHED_GIDLE, -1, &wait_ns, &boosts);
 	TH_LOG("fair waiter got the lock %.1f ms after the GIDLE holder could go on; %lld boosts",
 	       wait_ns / 1e6, boosts);
 	EXPECT_LT(wait_ns, 2000 * MS);
+	EXPECT_LE(1, boosts);
+}
+
+/*
+ * The same, but the holder blocks as a SCHED_OTHER task and another task
+ * moves it into GIDLE while it sleeps with the lock held: no switch-out
+ * in the kernel happens as a GIDLE task, yet it must be boosted. The
+ * control is the same holder left in SCHED_OTHER, in the same run: the
+ * waiter must get the lock within four times its wait plus 500 ms (the
+ * landed kernel kept it waiting for more than 60 s; the waiter gives up
+ * after 20).
+ */
+TEST(holder_moved_into_gidle_while_asleep_is_boosted)
+{
+	unsigned long long ctl_ns, wait_ns;
+	long long boosts, ctl_boosts;
+
+	inversion(_metadata, SCHED_OTHER, -1, &ctl_ns, &ctl_boosts);
+	inversion(_metadata, SCHED_OTHER, SCHED_GIDLE, &wait_ns, &boosts);
+	TH_LOG("fair waiter got the lock %.1f ms after the holder moved into GIDLE could go on (SCHED_OTHER holder: %.1f ms); %lld boosts",
+	       wait_ns / 1e6, ctl_ns / 1e6, boosts);
+	ASSERT_NE(~0ULL, ctl_ns) TH_LOG("the control waiter never got the lock");
+	EXPECT_LT(wait_ns, ctl_ns * 4 + 500 * MS);
 	EXPECT_LE(1, boosts);
 }
 

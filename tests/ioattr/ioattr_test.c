@@ -94,8 +94,9 @@ FIXTURE_VARIANT_ADD(fs, ext4) {
 };
 
 /*
- * data=journal: the data goes to the journal first, then jbd2 dirties the
- * folios again (as a kernel thread) for their write in place.
+ * data=journal: ext4 redirties (folio_redirty_for_writepage()) the folios
+ * whose data is not yet committed to the journal when the flusher first
+ * gets to them, and writes them in place on a later pass.
  */
 FIXTURE_VARIANT_ADD(fs, ext4_journal) {
 	.mkfs = "mkfs.ext4 -q -F",
@@ -560,13 +561,14 @@ static long node_free_1g(int node)
 
 /*
  * A 1 GiB hugetlb folio spans eight memory sections, and page_ext is
- * allocated per section: migration copies the tags of every page, so a
- * walk that steps from entry to entry past the first section's array
- * writes into memory that is not page_ext (CONFIG_DEBUG_VM kernels check
- * every entry of the walk). Migrate one between the two nodes and back,
- * with dirty page-cache pages waiting for writeback, and check that their
- * tags and the kernel survived (scripts/guest-suite fails the test if the
- * kernel reports anything meanwhile).
+ * allocated per section: a migration that copied the tags of every page
+ * by stepping from entry to entry past the first section's array wrote
+ * into memory that is not page_ext. Migrate one between the two nodes and
+ * back, with dirty page-cache pages waiting for writeback, and check that
+ * their tags and the kernel survived (scripts/guest-suite fails the test
+ * if the kernel reports anything meanwhile). Hugetlb folios carry no tag,
+ * so user space cannot see a tag of the folio itself; CONFIG_DEBUG_VM
+ * kernels check every entry of every walk.
  */
 TEST_F(fs, gigantic_folio_migration)
 {
