@@ -415,6 +415,7 @@ void sched_gidle_unboost(void)
 	if (p->gidle.boosted) {
 		update_rq_clock(rq);
 		p->gidle.boosted = 0;
+		/* gidle_enter_class() would boost it again: not entering */
 		gidle_switch_class(rq, p,
 				   gidle_class_of(p, __setscheduler_class(p->policy, p->prio)));
 	}

@@ -324,6 +324,30 @@ TEST(gidle_fills_idle_cpus)
 		EXPECT_LT(r0[i], r1[i]) TH_LOG("CPU %d ran no GIDLE task", i);
 }
 
+/* Wait until @pid sleeps (state S or D) and its run time stops moving. */
+static int wait_sleeping(pid_t pid, unsigned long long timeout_ns)
+{
+	unsigned long long start = now_ns(), prev = ~0ULL, run;
+	char path[64], buf[512], *s;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	while (now_ns() - start < timeout_ns) {
+		f = fopen(path, "r");
+		if (!f)
+			return -1;
+		s = fgets(buf, sizeof(buf), f);
+		fclose(f);
+		s = s ? strrchr(buf, ')') : NULL;
+		run = cputime_ns(pid);
+		if (s && (s[2] == 'S' || s[2] == 'D') && run == prev)
+			return 0;
+		prev = run;
+		usleep(20 * 1000);
+	}
+	return -1;
+}
+
 /*
  * Release the holder's lock after fair hogs saturate every CPU: timed. The
  * holder sets @policy itself before it blocks; if @move_to is not -1,
@@ -339,8 +363,11 @@ static void inversion(struct __test_metadata *_metadata, int policy,
 	int n;
 
 	ASSERT_EQ(0, holder_start(&h, policy, LOCKFILE));
-	if (move_to != -1)
+	if (move_to != -1) {
+		/* off its CPU, asleep in the kernel, before it is moved */
+		ASSERT_EQ(0, wait_sleeping(h.pid, 5000 * MS));
 		ASSERT_EQ(0, set_policy(h.pid, move_to));
+	}
 	n = saturate(hogs);
 	usleep(100 * 1000);
 	ASSERT_EQ(0, waiter_start(&w, LOCKFILE));
@@ -389,10 +416,10 @@ TEST(holder_moved_into_gidle_while_asleep_is_boosted)
 	long long boosts, ctl_boosts;
 
 	inversion(_metadata, SCHED_OTHER, -1, &ctl_ns, &ctl_boosts);
+	ASSERT_NE(~0ULL, ctl_ns) TH_LOG("the control waiter never got the lock");
 	inversion(_metadata, SCHED_OTHER, SCHED_GIDLE, &wait_ns, &boosts);
 	TH_LOG("fair waiter got the lock %.1f ms after the holder moved into GIDLE could go on (SCHED_OTHER holder: %.1f ms); %lld boosts",
 	       wait_ns / 1e6, ctl_ns / 1e6, boosts);
-	ASSERT_NE(~0ULL, ctl_ns) TH_LOG("the control waiter never got the lock");
 	EXPECT_LT(wait_ns, ctl_ns * 4 + 500 * MS);
 	EXPECT_LE(1, boosts);
 }
