@@ -726,6 +726,43 @@ void __init badram_reserve(void)
 			badram_early_pages);
 }
 
+/*
+ * Mark every bad page PageHWPoison, once memblock_free_all() has set up the
+ * struct pages of reserved memory. Memory that early boot allocated on a
+ * bad page before it could be reserved, and frees later (the kernel's init
+ * sections, the initrd, memblock's own arrays, EFI boot services code), is
+ * then refused by the page allocator (free_pages_prepare() keeps poisoned
+ * pages out) instead of becoming a free page.
+ */
+void __init badram_mark_pages(void)
+{
+	struct badram_range r[BADRAM_CHUNK];
+	unsigned long i, k, n, start, end, pfn, marked = 0;
+	u64 next;
+	int j;
+
+	for (i = 0; i < badram_nr_patterns; i++) {
+		for_each_mem_pfn_range(j, MAX_NUMNODES, &start, &end, NULL) {
+			next = start;
+			do {
+				n = badram_fill(&badram_patterns[i], next, end, r,
+						BADRAM_CHUNK, &next);
+				for (k = 0; k < n; k++) {
+					for (pfn = r[k].start; pfn < r[k].end; pfn++) {
+						if (!pfn_valid(pfn))
+							continue;
+						SetPageHWPoison(pfn_to_page(pfn));
+						marked++;
+					}
+				}
+			} while (n == BADRAM_CHUNK);
+		}
+	}
+	if (marked)
+		pr_info("%lu bad pages marked poisoned: never freed to the page allocator\n",
+			marked);
+}
+
 unsigned long badram_excluded_pages(void)
 {
 	return badram_pages;
@@ -790,7 +827,8 @@ static unsigned long badram_next_poisoned(unsigned long pfn)
 	for (; pfn < max_pfn; pfn++) {
 		struct page *page = pfn_to_online_page(pfn);
 
-		if (page && PageHWPoison(page))
+		/* bad pages excluded at boot stay reserved: not offlined */
+		if (page && PageHWPoison(page) && !PageReserved(page))
 			return pfn;
 		if (!(pfn & 4095))
 			cond_resched();

@@ -337,6 +337,8 @@ TEST_F(fs, writer_exits_before_writeback)
 	TH_LOG("%llu of %zu bytes attributed to the writer (%.1f%%, source %s); stock block_bio_queue: %.1f%%",
 	       s.tgid_w, len, PCT(s.tgid_w, len), s.how, PCT(s.stock_w, len));
 	ASSERT_GE(s.tgid_w * 100, (unsigned long long)len * 99);
+	/* and no more: journal copies are not the writer's data written */
+	ASSERT_LE(s.tgid_w * 100, (unsigned long long)len * 101);
 	ASSERT_STREQ("dirtier", s.how);
 	ASSERT_GE(s.cg_w * 100, (unsigned long long)len * 99);
 	/* and it really was writeback: stock tracing did not see the writer */
@@ -570,7 +572,7 @@ static long node_free_1g(int node)
  * so user space cannot see a tag of the folio itself; CONFIG_DEBUG_VM
  * kernels check every entry of every walk.
  */
-TEST_F(fs, gigantic_folio_migration)
+TEST_F_TIMEOUT(fs, gigantic_folio_migration, 180)
 {
 	size_t len = 8 * MB, off;
 	int node, target, round, status;
