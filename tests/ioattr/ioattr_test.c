@@ -85,7 +85,12 @@ FIXTURE_VARIANT(fs) {
 	const char *mkfs;
 	const char *mount;	/* mount options */
 	bool jbd2;		/* journal written by a jbd2 thread */
+	/* data=journal: why the test does not apply, NULL if it does */
+	const char *no_dio, *no_mmap, *no_migrate;
 };
+
+/* Skip a test that does not apply to the variant, saying why. */
+#define NOT_FOR(why) do { if (why) SKIP(return, "%s", why); } while (0)
 
 FIXTURE_VARIANT_ADD(fs, ext4) {
 	.mkfs = "mkfs.ext4 -q -F",
@@ -102,6 +107,9 @@ FIXTURE_VARIANT_ADD(fs, ext4_journal) {
 	.mkfs = "mkfs.ext4 -q -F",
 	.mount = "-o data=journal",
 	.jbd2 = true,
+	.no_dio = "data=journal disables O_DIRECT",
+	.no_mmap = "data=journal: mmap-written data goes out through jbd2's checkpoint (submit_bh, no folio writeback) and is the kernel's: not attributed yet",
+	.no_migrate = "data=journal: folios whose buffers the journal holds do not migrate",
 };
 
 FIXTURE_VARIANT_ADD(fs, xfs) {
@@ -410,6 +418,7 @@ TEST_F(fs, two_writers_one_file)
 /* Writes through a shared mapping, never msync'ed. */
 TEST_F(fs, mmap_writes)
 {
+	NOT_FOR(variant->no_mmap);
 	size_t len = 8 * MB;
 	struct sums s;
 
@@ -433,6 +442,7 @@ TEST_F(fs, fsync)
 /* O_DIRECT: the submitter is the origin, with no page-cache tag. */
 TEST_F(fs, direct_io)
 {
+	NOT_FOR(variant->no_dio);
 	size_t len = 4 * MB;
 	struct sums s;
 
@@ -505,6 +515,7 @@ TEST_F(fs, migrated_before_writeback)
 	char *m;
 	pid_t pid;
 
+	NOT_FOR(variant->no_migrate);
 	ASSERT_TRUE(status && nodes && pages);
 	if (access("/sys/devices/system/node/node1", F_OK))
 		SKIP(return, "needs two NUMA nodes (--numa 2)");
