@@ -549,26 +549,32 @@ static unsigned long __init badram_longest_free(const struct badram_range *r,
  * allocator runs. Nearly every such allocation falls back to smaller
  * pieces when it must (vmemmap to base pages, the percpu first chunk to
  * pages, the hash tables halve, swiotlb shrinks or goes without, KFENCE
- * switches off); one does not: the mem_section roots that sparse_init()
- * allocates (2 MiB with 5-level paging, a few KiB without), whose failure
- * is a panic before the console is up. A periodic pattern such as a
- * failing address line (one bad page in every MiB) leaves no run that
- * long once its pages are reserved. Then keep the lowest free run that is
- * long enough (@pages) out of the reservation until the roots are
- * allocated, which can only happen there.
+ * switches off); the mem_section roots that sparse_init() allocates do not
+ * (1 or 2 MiB with 5-level paging, 16 or 32 KiB without), and their
+ * failure is a panic before the console is up. A periodic pattern such as
+ * a failing address line (one bad page in every MiB) leaves no run that
+ * long once its pages are reserved. Then pick a run of @pages pages that
+ * starts right after a bad range (or at a free range's start), whose first
+ * @clean pages hold no bad page, and allocate the roots exactly there:
+ * the bad pages under them fall in roots for sections above max_pfn, which
+ * nothing uses (memory hot-added that high would).
  */
-static void __init badram_pick_window(unsigned long pages)
+static void __init badram_pick_window(const struct badram_range *r,
+				      unsigned long n, unsigned long pages,
+				      unsigned long clean)
 {
-	phys_addr_t limit = memblock_get_current_limit(), ps, pe;
-	u64 i;
+	unsigned long limit = PFN_DOWN(memblock_get_current_limit());
+	unsigned long k, p, next;
 
-	for_each_free_mem_range(i, NUMA_NO_NODE, MEMBLOCK_NONE, &ps, &pe, NULL) {
-		unsigned long s = PFN_UP(ps), e = PFN_DOWN(min(pe, limit));
-
-		if (s >= e || e - s < pages)
+	for (k = 0; k < n; k++) {
+		p = r[k].end;
+		next = k + 1 < n ? r[k + 1].start : ULONG_MAX;
+		if (next - p < clean || p + pages > limit ||
+		    !memblock_is_region_memory(PFN_PHYS(p), PFN_PHYS(pages)) ||
+		    memblock_is_region_reserved(PFN_PHYS(p), PFN_PHYS(pages)))
 			continue;
-		badram_window_start = s;
-		badram_window_end = s + pages;
+		badram_window_start = p;
+		badram_window_end = p + pages;
 		return;
 	}
 	pr_warn("no free run of %lu pages is left for the mem_section roots: the boot may fail\n",
@@ -588,7 +594,7 @@ static unsigned long __init badram_place_roots(const struct badram_range *r,
 
 	if (ws == we)
 		return 0;
-	sparse_alloc_roots();
+	sparse_alloc_roots(PFN_PHYS(ws), PFN_PHYS(we));
 	for (i = 0; i < n; i++) {
 		for (pfn = max(r[i].start, ws); pfn < min(r[i].end, we); pfn++) {
 			pages++;
@@ -658,9 +664,13 @@ static u64 __init badram_apply(const struct badram_pattern *p, size_t psize,
 	}
 	need = sparse_roots_size();
 	if (need) {
-		need = PFN_UP(need) + PFN_UP(1UL << INTERNODE_CACHE_SHIFT);
+		/* the roots of sections up to max_pfn, and a page of slack */
+		unsigned long used = (SECTION_NR_TO_ROOT(pfn_to_section_nr(max_pfn)) + 1) *
+				     sizeof(struct mem_section *);
+
+		need = PFN_UP(need);
 		if (badram_longest_free(r, merged) < need)
-			badram_pick_window(need);
+			badram_pick_window(r, merged, need, PFN_UP(used) + 1);
 	}
 	badram_early_pages = badram_count_early(r, merged, r, size, p, psize);
 	for (i = 0; i < merged; i++)
@@ -727,40 +737,25 @@ void __init badram_reserve(void)
 }
 
 /*
- * Mark every bad page PageHWPoison, once memblock_free_all() has set up the
- * struct pages of reserved memory. Memory that early boot allocated on a
- * bad page before it could be reserved, and frees later (the kernel's init
- * sections, the initrd, memblock's own arrays, EFI boot services code), is
- * then refused by the page allocator (free_pages_prepare() keeps poisoned
- * pages out) instead of becoming a free page.
+ * Is @pfn a bad page? For memory that early boot allocated on a bad page
+ * before it could be reserved, and frees later (the kernel's init sections,
+ * the initrd, memblock's own arrays, EFI boot services): free_reserved_area(),
+ * free_reserved_page() and memblock_free_late() leave such a page reserved,
+ * unwritten, instead of handing it to the page allocator. A walk over the
+ * patterns: a few thousand pages are freed that way at boot.
  */
-void __init badram_mark_pages(void)
+bool badram_page_is_bad(unsigned long pfn)
 {
-	struct badram_range r[BADRAM_CHUNK];
-	unsigned long i, k, n, start, end, pfn, marked = 0;
-	u64 next;
-	int j;
+	u64 a = PFN_PHYS(pfn);
+	unsigned long i;
 
 	for (i = 0; i < badram_nr_patterns; i++) {
-		for_each_mem_pfn_range(j, MAX_NUMNODES, &start, &end, NULL) {
-			next = start;
-			do {
-				n = badram_fill(&badram_patterns[i], next, end, r,
-						BADRAM_CHUNK, &next);
-				for (k = 0; k < n; k++) {
-					for (pfn = r[k].start; pfn < r[k].end; pfn++) {
-						if (!pfn_valid(pfn))
-							continue;
-						SetPageHWPoison(pfn_to_page(pfn));
-						marked++;
-					}
-				}
-			} while (n == BADRAM_CHUNK);
-		}
+		u64 m = badram_patterns[i].mask & PAGE_MASK;
+
+		if ((a & m) == (badram_patterns[i].addr & m))
+			return true;
 	}
-	if (marked)
-		pr_info("%lu bad pages marked poisoned: never freed to the page allocator\n",
-			marked);
+	return false;
 }
 
 unsigned long badram_excluded_pages(void)
@@ -827,8 +822,7 @@ static unsigned long badram_next_poisoned(unsigned long pfn)
 	for (; pfn < max_pfn; pfn++) {
 		struct page *page = pfn_to_online_page(pfn);
 
-		/* bad pages excluded at boot stay reserved: not offlined */
-		if (page && PageHWPoison(page) && !PageReserved(page))
+		if (page && PageHWPoison(page))
 			return pfn;
 		if (!(pfn & 4095))
 			cond_resched();
