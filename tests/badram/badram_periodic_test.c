@@ -157,8 +157,13 @@ TEST_F(periodic, memory_between_bad_pages_usable)
 		uint64_t pfn = 0;
 		int try;
 
-		/* a page may be on its way to another pfn (compaction) */
-		for (try = 0; try < 10 && !pfn; try++) {
+		/*
+		 * a page may be on its way to another pfn: compaction runs
+		 * hard when no free block is larger than the period
+		 */
+		for (try = 0; try < 50 && !pfn; try++) {
+			if (try)
+				usleep(10000);
 			buf[i * PAGE] = 1;
 			pfn = virt_to_pfn(buf + i * PAGE);
 		}
