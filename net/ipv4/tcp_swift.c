@@ -11,15 +11,25 @@
  * Swift keeps the measured delay close to a target delay with AIMD on a
  * congestion window that may be fractional:
  *
- *   target = base_target + fs(cwnd)
+ *   target = path + base_target + fs(cwnd)
  *   fs(cwnd) = clamp(alpha / sqrt(cwnd) - alpha / sqrt(fs_max_cwnd),
  *                    0, fs_range)
  *   alpha = fs_range / (1 / sqrt(fs_min_cwnd) - 1 / sqrt(fs_max_cwnd))
  *
+ * "path" is the propagation and fixed host delay of the path: the stack's
+ * windowed minimum RTT of the connection (tcp_min_rtt()), or the smallest
+ * one that any Swift connection to the same destination in the same netns
+ * has seen within that window if it is smaller.  The paper scales the
+ * target by the hop count for the same reason; measuring the path makes
+ * the defaults work on any path, and sharing the minimum per destination
+ * guards against the latecomer problem of delay-based schemes (a
+ * connection that starts while others keep a queue would count that queue
+ * as propagation delay, raise its target by it and take their share).
+ * base_target is then the queueing delay Swift allows on top of the path.
+ *
  * The flow-scaling term fs() raises the target for flows with a small
  * window, so that many flows sharing a bottleneck converge to a fair share
- * instead of the last flows starving.  The topology (hop-count) term of the
- * paper is not implemented: it is zero.
+ * instead of the last flows starving.
  *
  * On every ACK that carries an RTT sample ("delay", in us):
  *
@@ -30,37 +40,48 @@
  *                    cwnd *= max(1 - beta * (delay - target) / delay,
  *                                1 - max_mdf)
  *
- * Entering fast recovery or CWR decreases cwnd by max_mdf, at most once per
- * RTT as well; an RTO restarts from at most one packet.  Swift has no slow
- * start: a connection starts from the initial window set by the stack.
+ * Loss, as in the paper: entering fast recovery or CWR, and a retransmit
+ * timeout, decrease cwnd by max_mdf, at most once per RTT; only
+ * SWIFT_RETX_RESET consecutive timeouts drop it to the minimum.  In the
+ * first round of fast recovery the window keeps packet conservation (one
+ * packet out for each packet delivered, as BBR does).  An undo of a
+ * spurious loss restores the cut that loss made and nothing more.  Swift
+ * has no slow start: a connection starts from the initial window set by the
+ * stack.
  *
  * The window is kept in units of 1/1024 packet, between about 0.001 packet
  * and min(snd_cwnd_clamp, 2^20) packets.  The stack only knows whole
- * packets, so tp->snd_cwnd is the integer part (at least 1) and the
- * fraction is realised with pacing, which this module owns (.cong_control):
+ * packets; the fraction is realised with pacing, which this module owns
+ * (.cong_control):
  *
- *   cwnd <  1: pacing_rate = cwnd * mss / srtt          (one packet every
- *                                                        srtt / cwnd)
- *   cwnd >= 1: pacing_rate = 5 / 4 * cwnd * mss / srtt (pacing smooths
- *                                                        bursts, cwnd limits)
+ *   cwnd <  2: pacing_rate = cwnd * mss / srtt;  tp->snd_cwnd = 2
+ *   cwnd >= 2: pacing_rate = 5 / 4 * cwnd * mss / srtt (pacing smooths
+ *              bursts, cwnd limits);  tp->snd_cwnd = cwnd
  *
- * both capped by sk->sk_max_pacing_rate.  Pacing is requested from the stack
+ * both capped by sk->sk_max_pacing_rate and at least one packet per
+ * second.  Below two packets the stack sends two segments together (one
+ * TSO burst of tcp_min_tso_segs) and waits twice as long: a receiver ACKs
+ * a second full segment at once, where it holds the ACK of a lone one for
+ * its delayed-ACK timeout (tens of ms, far above any target).  ACKs that
+ * may still have been held (one segment acked while it was alone in flight)
+ * do not decrease the window.  Pacing is requested from the stack
  * (SK_PACING_NEEDED) unless sch_fq already paces the socket.
  *
  * The delay is the RTT the stack measures per ACK (rs->rtt_us), including
- * host and delayed-ACK time; Swift proper subtracts remote host delay using
- * NIC timestamps.  A receiver holds the ACK of a lone segment (cwnd < 2) for
- * its delayed-ACK timeout: see Documentation/networking/tcp-swift.rst.
+ * host delay; Swift proper subtracts remote host delay using NIC
+ * timestamps.  See Documentation/networking/tcp-swift.rst.
  *
  * Only for data centers: it yields to any loss-based flow sharing its
- * bottleneck and its defaults assume base RTTs of tens of microseconds.
+ * bottleneck.
  */
 
 #include <linux/inet_diag.h>
+#include <linux/jhash.h>
 #include <linux/kernel.h>
 #include <linux/math64.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/seqlock.h>
 #include <net/tcp.h>
 
 #define SWIFT_SHIFT		10			/* cwnd fixed point */
@@ -69,6 +90,9 @@
 #define SWIFT_MAX_CWND		1048576U		/* packets (2^20) */
 #define SWIFT_MILLI		1000U			/* parameter unit */
 #define SWIFT_MAX_ACKED		SWIFT_MAX_CWND
+#define SWIFT_BURST		2U			/* packets sent together */
+#define SWIFT_RETX_RESET	5	/* timeouts in a row to the minimum */
+#define SWIFT_UNDO_MAX		(SWIFT_MAX_CWND << SWIFT_SHIFT)
 
 #define SWIFT_GAIN_SHIFT	8
 #define SWIFT_GAIN_UNIT		256U	/* 1 << SWIFT_GAIN_SHIFT */
@@ -87,8 +111,8 @@ static struct swift_param swift_base_target_us = { 100, 1, 1000000 };
 static struct swift_param swift_ai = { 1000, 1, 100000 };
 /* Multiplicative decrease constant (1/1000). */
 static struct swift_param swift_beta = { 800, 1, 1000 };
-/* Largest decrease of one reaction (1/1000). */
-static struct swift_param swift_max_mdf = { 500, 1, 1000 };
+/* Largest decrease of one reaction (1/1000); below 1: never to zero. */
+static struct swift_param swift_max_mdf = { 500, 1, 999 };
 /* Flow-scaling range (us); 0 disables flow scaling. */
 static struct swift_param swift_fs_range_us = { 400, 0, 1000000 };
 /* Window (1/1000 packet) at and below which fs() is fs_range. */
@@ -96,8 +120,39 @@ static struct swift_param swift_fs_min_cwnd = { 100, 1, 1000000 };
 /* Window (1/1000 packet) at and above which fs() is 0. */
 static struct swift_param swift_fs_max_cwnd = { 100000, 1, 1000000000 };
 
-/* Values out of range are rejected; a set takes effect at the next ACK of
- * every socket, since the parameters are read with READ_ONCE() per use.
+/*
+ * 1 / sqrt() of fs_min_cwnd and fs_max_cwnd, precomputed when either is
+ * set: inv_min in the high half, inv_max in the low half, so that a reader
+ * sees a consistent pair.
+ */
+static u64 swift_fs_inv;
+
+static u64 swift_milli_to_fp(u32 milli)
+{
+	return max_t(u64, div_u64((u64)milli << SWIFT_SHIFT, SWIFT_MILLI), 1);
+}
+
+/* 1 / sqrt(x_fp / 1024 packets), in units of 1/65536.  For x_fp >= 1 the
+ * root is at least 1024, so the result is at most 2^21.
+ */
+static u32 swift_inv_sqrt(u64 x_fp)
+{
+	return (1U << 31) / int_sqrt64(x_fp << 20);
+}
+
+static void swift_fs_update(void)
+{
+	u32 inv_min = swift_inv_sqrt(swift_milli_to_fp(swift_fs_min_cwnd.val));
+	u32 inv_max = swift_inv_sqrt(swift_milli_to_fp(swift_fs_max_cwnd.val));
+
+	WRITE_ONCE(swift_fs_inv, (u64)inv_min << 32 | inv_max);
+}
+
+/*
+ * Values out of range are rejected, and so is an fs_min_cwnd that is not
+ * below fs_max_cwnd (set fs_max_cwnd first to raise both).  A set takes
+ * effect at the next ACK of every socket.  The module parameter lock
+ * (kernel_param_lock()) serialises the setters.
  */
 static int swift_param_set(const char *val, const struct kernel_param *kp)
 {
@@ -106,7 +161,12 @@ static int swift_param_set(const char *val, const struct kernel_param *kp)
 
 	if (kstrtou32(val, 0, &v) || v < p->min || v > p->max)
 		return -EINVAL;
+	if ((p == &swift_fs_min_cwnd && v >= swift_fs_max_cwnd.val) ||
+	    (p == &swift_fs_max_cwnd && v <= swift_fs_min_cwnd.val))
+		return -EINVAL;
 	WRITE_ONCE(p->val, v);
+	if (p == &swift_fs_min_cwnd || p == &swift_fs_max_cwnd)
+		swift_fs_update();
 	return 0;
 }
 
@@ -123,19 +183,22 @@ static const struct kernel_param_ops swift_param_ops = {
 };
 
 module_param_cb(base_target_us, &swift_param_ops, &swift_base_target_us, 0644);
-MODULE_PARM_DESC(base_target_us, "base target delay in us (1..1000000)");
+MODULE_PARM_DESC(base_target_us,
+		 "target queueing delay above the path's in us (1..1000000)");
 module_param_cb(ai, &swift_param_ops, &swift_ai, 0644);
 MODULE_PARM_DESC(ai, "additive increase per RTT in 1/1000 packet (1..100000)");
 module_param_cb(beta, &swift_param_ops, &swift_beta, 0644);
 MODULE_PARM_DESC(beta, "multiplicative decrease constant in 1/1000 (1..1000)");
 module_param_cb(max_mdf, &swift_param_ops, &swift_max_mdf, 0644);
-MODULE_PARM_DESC(max_mdf, "max multiplicative decrease in 1/1000 (1..1000)");
+MODULE_PARM_DESC(max_mdf, "max multiplicative decrease in 1/1000 (1..999)");
 module_param_cb(fs_range_us, &swift_param_ops, &swift_fs_range_us, 0644);
 MODULE_PARM_DESC(fs_range_us, "flow-scaling range in us, 0: off (0..1000000)");
 module_param_cb(fs_min_cwnd, &swift_param_ops, &swift_fs_min_cwnd, 0644);
-MODULE_PARM_DESC(fs_min_cwnd, "flow-scaling min cwnd, 1/1000 pkt (1..1000000)");
+MODULE_PARM_DESC(fs_min_cwnd,
+		 "flow-scaling min cwnd, 1/1000 pkt (1..1000000, < fs_max_cwnd)");
 module_param_cb(fs_max_cwnd, &swift_param_ops, &swift_fs_max_cwnd, 0644);
-MODULE_PARM_DESC(fs_max_cwnd, "flow-scaling max cwnd, 1/1000 pkt (1..10^9)");
+MODULE_PARM_DESC(fs_max_cwnd,
+		 "flow-scaling max cwnd, 1/1000 pkt (1..10^9, > fs_min_cwnd)");
 
 static u32 swift_read(const struct swift_param *p)
 {
@@ -144,11 +207,15 @@ static u32 swift_read(const struct swift_param *p)
 
 struct swift {
 	u64	last_decrease_us;	/* tp->tcp_mstamp of the last decrease */
-	u32	cwnd_fp;		/* window in 1/1024 packet; 0: no init */
-	u32	undo_cwnd_fp;		/* cwnd_fp before the last loss reaction */
+	u32	cwnd_fp;		/* window in 1/1024 packet */
+	u32	undo_fp;		/* cut of this loss episode, x 1/1024 */
 	u32	ai_rem;			/* remainder of the additive increase */
 	u32	target_us;		/* target delay of the last sample */
-	u32	recovery_kick:1,	/* entered recovery: let one packet out */
+	u32	next_rtt_delivered;	/* end of the conservation round */
+	u32	round_end;		/* tp->delivered at the end of a round */
+	u32	round_min_us;		/* smallest delay of this round */
+	u32	prev_min_us;		/* smallest delay of the last round */
+	u32	conservation:1,		/* first round of fast recovery */
 		unused:31;
 };
 
@@ -164,39 +231,17 @@ static u32 swift_max_cwnd_fp(const struct tcp_sock *tp)
 	return clamp(tp->snd_cwnd_clamp, 1U, SWIFT_MAX_CWND) << SWIFT_SHIFT;
 }
 
-static u64 swift_milli_to_fp(u32 milli)
-{
-	return max_t(u64, div_u64((u64)milli << SWIFT_SHIFT, SWIFT_MILLI), 1);
-}
-
-/* 1 / sqrt(x_fp / 1024 packets), in units of 1/65536.  For x_fp >= 1 the
- * root is at least 1024, so the result is at most 2^21.
- */
-static u32 swift_inv_sqrt(u64 x_fp)
-{
-	return (1U << 31) / int_sqrt64(x_fp << 20);
-}
-
-/* 1 / sqrt() of a window parameter given in 1/1000 packet. */
-static u32 swift_param_inv_sqrt(const struct swift_param *p)
-{
-	return swift_inv_sqrt(swift_milli_to_fp(swift_read(p)));
-}
-
 /* Flow scaling: fs_range at fs_min_cwnd and below, 0 at fs_max_cwnd and
- * above, linear in 1/sqrt(cwnd) in between.  Off when fs_min_cwnd is not
- * below fs_max_cwnd.
+ * above, linear in 1/sqrt(cwnd) in between.
  */
 static u32 swift_fs_delay(u32 cwnd_fp)
 {
 	u32 range = swift_read(&swift_fs_range_us);
-	u32 inv_cwnd, inv_min, inv_max;
+	u64 inv = READ_ONCE(swift_fs_inv);
+	u32 inv_min = inv >> 32, inv_max = (u32)inv;
+	u32 inv_cwnd;
 
-	if (!range)
-		return 0;
-	inv_min = swift_param_inv_sqrt(&swift_fs_min_cwnd);
-	inv_max = swift_param_inv_sqrt(&swift_fs_max_cwnd);
-	if (inv_min <= inv_max)
+	if (!range || inv_min <= inv_max)
 		return 0;
 	inv_cwnd = swift_inv_sqrt(cwnd_fp);
 	if (inv_cwnd <= inv_max)
@@ -206,9 +251,113 @@ static u32 swift_fs_delay(u32 cwnd_fp)
 	return div_u64((u64)range * (inv_cwnd - inv_max), inv_min - inv_max);
 }
 
-static u32 swift_target_delay(u32 cwnd_fp)
+/*
+ * The path's delay, shared by the Swift connections to one destination of a
+ * netns: the smallest tcp_min_rtt() any of them reported within the stack's
+ * min-RTT window (net.ipv4.tcp_min_rtt_wlen).  A hash table of fixed size;
+ * a destination that collides with another simply finds no entry.  Entries
+ * are written only when a connection sees a smaller minimum, when the entry
+ * is older than the window, or (at most once a second) to keep it fresh;
+ * readers retry on a concurrent write.
+ */
+#define SWIFT_PATH_BITS		8
+
+struct swift_path {
+	seqlock_t	lock;
+	u64		net_cookie;
+	struct in6_addr	daddr;		/* IPv4: v4-mapped */
+	u32		min_rtt_us;	/* ~0U: empty */
+	unsigned long	stamp;		/* jiffies of the last write */
+};
+
+static struct swift_path swift_paths[1 << SWIFT_PATH_BITS];
+
+static void swift_daddr(const struct sock *sk, struct in6_addr *daddr)
 {
-	return swift_read(&swift_base_target_us) + swift_fs_delay(cwnd_fp);
+#if IS_ENABLED(CONFIG_IPV6)
+	if (sk->sk_family == AF_INET6) {
+		*daddr = sk->sk_v6_daddr;
+		return;
+	}
+#endif
+	ipv6_addr_set_v4mapped(sk->sk_daddr, daddr);
+}
+
+static struct swift_path *swift_path_of(u64 cookie, const struct in6_addr *a)
+{
+	u32 h = jhash2((const u32 *)a, 4, (u32)cookie ^ (u32)(cookie >> 32));
+
+	return &swift_paths[hash_32(h, SWIFT_PATH_BITS)];
+}
+
+static bool swift_path_fresh(const struct swift_path *p, unsigned long now,
+			     unsigned long wlen)
+{
+	return p->min_rtt_us != ~0U && time_before(now, p->stamp + wlen);
+}
+
+/*
+ * The path delay for sk: the smaller of its own minimum RTT and the shared
+ * one of its destination, which its own minimum updates.  An entry fresh
+ * for another destination is left alone.
+ */
+static u32 swift_path_delay(struct sock *sk)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+	u32 own = tcp_min_rtt(tp), shared;
+	unsigned long wlen, now = jiffies;
+	u64 cookie = sock_net(sk)->net_cookie;
+	struct in6_addr daddr;
+	struct swift_path *p;
+	unsigned int seq;
+	bool mine, fresh, recent;
+
+	if (own == ~0U)
+		return own;
+	wlen = READ_ONCE(sock_net(sk)->ipv4.sysctl_tcp_min_rtt_wlen) * HZ;
+	swift_daddr(sk, &daddr);
+	p = swift_path_of(cookie, &daddr);
+	do {
+		seq = read_seqbegin(&p->lock);
+		mine = p->net_cookie == cookie &&
+		       ipv6_addr_equal(&p->daddr, &daddr);
+		fresh = swift_path_fresh(p, now, wlen);
+		recent = time_before(now, p->stamp + HZ);
+		shared = p->min_rtt_us;
+	} while (read_seqretry(&p->lock, seq));
+
+	if (fresh && !mine)
+		return own;
+	if (fresh && (own > shared || (own == shared && recent)))
+		return shared;
+
+	/* ACKs arrive in softirq and, from the socket backlog, in process
+	 * context: keep softirqs off while holding the lock.
+	 */
+	write_seqlock_bh(&p->lock);
+	mine = p->net_cookie == cookie && ipv6_addr_equal(&p->daddr, &daddr);
+	fresh = swift_path_fresh(p, now, wlen);
+	if (!fresh || (mine && own <= p->min_rtt_us)) {
+		p->net_cookie = cookie;
+		p->daddr = daddr;
+		p->min_rtt_us = own;
+		p->stamp = now;
+		mine = true;
+	}
+	shared = mine ? p->min_rtt_us : own;
+	write_sequnlock_bh(&p->lock);
+	return min(own, shared);
+}
+
+static u32 swift_target_delay(struct sock *sk, u32 cwnd_fp)
+{
+	u32 path = swift_path_delay(sk);
+
+	/* No RTT sample yet: nothing to compare with a target either. */
+	if (path == ~0U)
+		return path;
+	return path + swift_read(&swift_base_target_us) +
+	       swift_fs_delay(cwnd_fp);
 }
 
 static bool swift_can_decrease(const struct tcp_sock *tp,
@@ -259,8 +408,10 @@ static void swift_increase(struct sock *sk, u32 acked)
 }
 
 /* Bytes per second for cwnd_fp over srtt with a gain in 1/256, capped by
- * SO_MAX_PACING_RATE.  The product is below 2^55 (mss < 2^16,
- * cwnd_fp <= 2^30, gain < 2^9).
+ * SO_MAX_PACING_RATE, and at least one packet per second: a slower rate
+ * would put the next departure beyond sch_fq's horizon (10 s by default,
+ * for two packets), which drops it.  The product is below 2^55
+ * (mss < 2^16, cwnd_fp <= 2^30, gain < 2^9).
  */
 static unsigned long swift_rate(const struct sock *sk, u32 cwnd_fp, u32 gain)
 {
@@ -270,14 +421,15 @@ static unsigned long swift_rate(const struct sock *sk, u32 cwnd_fp, u32 gain)
 	rate = mul_u64_u64_div_u64(rate, USEC_PER_SEC,
 				   (u64)swift_rtt_us(tp) <<
 				   (SWIFT_SHIFT + SWIFT_GAIN_SHIFT));
-	/* A zero rate would turn pacing off: keep at least 1 byte/s. */
-	rate = max_t(u64, rate, 1);
+	rate = max_t(u64, rate, max(tp->mss_cache, 1U));
 	return min_t(u64, rate, READ_ONCE(sk->sk_max_pacing_rate));
 }
 
+/* Below SWIFT_BURST packets, pacing alone limits the flow. */
 static u32 swift_pacing_gain(u32 cwnd_fp)
 {
-	return cwnd_fp < SWIFT_ONE ? SWIFT_GAIN_UNIT : SWIFT_PACING_GAIN;
+	return cwnd_fp < SWIFT_BURST << SWIFT_SHIFT ? SWIFT_GAIN_UNIT :
+						      SWIFT_PACING_GAIN;
 }
 
 static void swift_set_pacing_rate(struct sock *sk)
@@ -288,21 +440,26 @@ static void swift_set_pacing_rate(struct sock *sk)
 		   swift_rate(sk, ca->cwnd_fp, swift_pacing_gain(ca->cwnd_fp)));
 }
 
-/* Hand the window to the stack: whole packets in tp->snd_cwnd, the
- * fraction below one packet through the pacing rate.
+/*
+ * Hand the window to the stack: whole packets in tp->snd_cwnd, at least
+ * SWIFT_BURST so that the receiver ACKs at once (see the top of the file);
+ * below that the rate is the pacing rate's.  In the first round of fast
+ * recovery, packet conservation: at least as many packets may leave as
+ * this ACK delivered.
  */
-static void swift_apply(struct sock *sk)
+static void swift_apply(struct sock *sk, const struct rate_sample *rs)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct swift *ca = inet_csk_ca(sk);
-	u32 cwnd = max(ca->cwnd_fp >> SWIFT_SHIFT, 1U);
+	u32 cwnd = max(ca->cwnd_fp >> SWIFT_SHIFT, SWIFT_BURST);
 
-	/* With .cong_control the stack does no PRR: on entering fast
-	 * recovery, allow the fast retransmit out at once.
-	 */
-	if (ca->recovery_kick) {
-		ca->recovery_kick = 0;
-		cwnd = max(cwnd, tcp_packets_in_flight(tp) + 1);
+	if (ca->conservation) {
+		if (inet_csk(sk)->icsk_ca_state != TCP_CA_Recovery ||
+		    !before(tp->delivered, ca->next_rtt_delivered))
+			ca->conservation = 0;
+		else if (rs)
+			cwnd = max(cwnd, tcp_packets_in_flight(tp) +
+					 max_t(int, rs->acked_sacked, 1));
 	}
 	tcp_snd_cwnd_set(tp, min(cwnd, max(tp->snd_cwnd_clamp, 1U)));
 	swift_set_pacing_rate(sk);
@@ -317,13 +474,48 @@ static void swift_init(struct sock *sk)
 	cwnd = min(cwnd, swift_max_cwnd_fp(tp));
 	ca->last_decrease_us = 0;
 	WRITE_ONCE(ca->cwnd_fp, cwnd);
-	ca->undo_cwnd_fp = cwnd;
+	ca->undo_fp = SWIFT_ONE;
 	ca->ai_rem = 0;
-	WRITE_ONCE(ca->target_us, swift_target_delay(cwnd));
-	ca->recovery_kick = 0;
+	WRITE_ONCE(ca->target_us, 0);
+	ca->next_rtt_delivered = 0;
+	ca->round_end = tp->delivered;
+	ca->round_min_us = ~0U;
+	ca->prev_min_us = ~0U;
+	ca->conservation = 0;
 	swift_set_pacing_rate(sk);
 	/* Pace in TCP unless sch_fq does it (SK_PACING_FQ). */
 	cmpxchg(&sk->sk_pacing_status, SK_PACING_NONE, SK_PACING_NEEDED);
+}
+
+/*
+ * May this ACK have been held by the receiver?  The stack flags lone runts
+ * (rs->is_ack_delayed); a lone full-sized segment is held as well.
+ */
+static bool swift_ack_maybe_delayed(const struct rate_sample *rs)
+{
+	return rs->is_ack_delayed ||
+	       (rs->acked_sacked == 1 && rs->prior_in_flight <= 1);
+}
+
+/*
+ * The standing delay: the smallest delay over the last round trip and this
+ * one so far (Copa's "standing RTT").  A queue that stays shows in every
+ * sample; host and scheduling jitter, ACK compression and a held ACK only
+ * in some.  ACKs that may have been held are left out.
+ */
+static u32 swift_standing_delay(struct sock *sk, const struct rate_sample *rs)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct swift *ca = inet_csk_ca(sk);
+
+	if (!before(rs->prior_delivered, ca->round_end)) {
+		ca->round_end = tp->delivered;
+		ca->prev_min_us = ca->round_min_us;
+		ca->round_min_us = ~0U;
+	}
+	if (!swift_ack_maybe_delayed(rs))
+		ca->round_min_us = min_t(u32, ca->round_min_us, rs->rtt_us);
+	return min(ca->round_min_us, ca->prev_min_us);
 }
 
 static void swift_cong_control(struct sock *sk, u32 ack, int flag,
@@ -331,90 +523,123 @@ static void swift_cong_control(struct sock *sk, u32 ack, int flag,
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct swift *ca = inet_csk_ca(sk);
-	u32 delay, target, md;
+	u32 delay, standing, target, md;
 
 	/* The ACK of a SYN may arrive before swift_init(). */
-	if (unlikely(!ca->cwnd_fp))
+	if (unlikely(!inet_csk(sk)->icsk_ca_initialized))
 		return;
 
 	if (rs->rtt_us >= 0) {
 		delay = rs->rtt_us;
-		target = swift_target_delay(ca->cwnd_fp);
+		standing = swift_standing_delay(sk, rs);
+		target = swift_target_delay(sk, ca->cwnd_fp);
 		WRITE_ONCE(ca->target_us, target);
 
 		if (delay < target) {
-			/* Grow only a window in use; below one packet the
-			 * flow is limited by pacing, not by cwnd.
+			/* Grow only a window in use; below SWIFT_BURST
+			 * packets the flow is limited by pacing, not by cwnd.
 			 */
 			if (rs->acked_sacked &&
-			    (ca->cwnd_fp < SWIFT_ONE || tcp_is_cwnd_limited(sk)))
+			    (ca->cwnd_fp < SWIFT_BURST << SWIFT_SHIFT ||
+			     tcp_is_cwnd_limited(sk)))
 				swift_increase(sk, rs->acked_sacked);
-		} else if (!rs->is_ack_delayed && swift_can_decrease(tp, ca)) {
-			/* delay >= target >= 1 */
+		} else if (standing != ~0U && standing >= target &&
+			   swift_can_decrease(tp, ca)) {
+			/* standing >= target >= 1 */
 			md = div_u64((u64)swift_read(&swift_beta) *
-				     (delay - target), delay);
+				     (standing - target), standing);
 			md = min(md, swift_read(&swift_max_mdf));
 			swift_decrease(sk, md);
 		}
 	}
-	swift_apply(sk);
+	swift_apply(sk, rs);
 }
 
-/* Fast recovery, CWR and the first RTO of a window: decrease by max_mdf,
- * at most once per RTT, after saving the window for undo.
+/* A loss cut from before to ca->cwnd_fp: remember it for undo. */
+static void swift_note_cut(struct swift *ca, u32 before)
+{
+	u64 undo;
+
+	if (ca->cwnd_fp >= before)
+		return;
+	undo = div_u64((u64)ca->undo_fp * before, ca->cwnd_fp);
+	ca->undo_fp = min_t(u64, undo, SWIFT_UNDO_MAX);
+}
+
+/*
+ * The start of a loss episode (fast recovery, RTO, also CWR, which is never
+ * undone): decrease by max_mdf, at most once per RTT.  The cut is saved for
+ * undo only when there is one.
  */
 static u32 swift_ssthresh(struct sock *sk)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct swift *ca = inet_csk_ca(sk);
+	u32 before = ca->cwnd_fp;
 
-	if (unlikely(!ca->cwnd_fp))
+	if (unlikely(!inet_csk(sk)->icsk_ca_initialized))
 		return max(tcp_snd_cwnd(tp) >> 1U, 2U);
 
-	ca->undo_cwnd_fp = ca->cwnd_fp;
+	ca->undo_fp = SWIFT_ONE;
 	if (swift_can_decrease(tp, ca))
 		swift_decrease(sk, swift_read(&swift_max_mdf));
+	swift_note_cut(ca, before);
 	return max(ca->cwnd_fp >> SWIFT_SHIFT, 2U);
 }
 
+/*
+ * Fast recovery starts a round of packet conservation.  The stack enters
+ * TCP_CA_Loss on every retransmit timeout (calling .ssthresh only on the
+ * first of a loss episode), with icsk_retransmits counting the timeouts in
+ * a row before this one: each cuts by max_mdf, at most once per RTT (the
+ * first one's cut is usually swift_ssthresh()'s), and from the
+ * SWIFT_RETX_RESET-th on the window drops to its minimum.
+ */
 static void swift_set_state(struct sock *sk, u8 new_state)
 {
-	struct swift *ca = inet_csk_ca(sk);
-
-	if (new_state == TCP_CA_Recovery &&
-	    inet_csk(sk)->icsk_ca_state != TCP_CA_Recovery)
-		ca->recovery_kick = 1;
-}
-
-static void swift_cwnd_event(struct sock *sk, enum tcp_ca_event ev)
-{
+	struct inet_connection_sock *icsk = inet_csk(sk);
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct swift *ca = inet_csk_ca(sk);
+	u32 before = ca->cwnd_fp;
 
-	if (ev != CA_EVENT_LOSS || unlikely(!ca->cwnd_fp))
+	if (unlikely(!icsk->icsk_ca_initialized))
+		return;
+	if (new_state == TCP_CA_Recovery &&
+	    icsk->icsk_ca_state != TCP_CA_Recovery) {
+		ca->conservation = 1;
+		ca->next_rtt_delivered = tp->delivered;
+	} else if (new_state != TCP_CA_Recovery) {
+		ca->conservation = 0;
+	}
+	if (new_state != TCP_CA_Loss)
 		return;
 
-	/* RTO (after swift_ssthresh()): restart from at most one packet;
-	 * a fractional window stays fractional.
-	 */
-	if (ca->cwnd_fp > SWIFT_ONE) {
-		WRITE_ONCE(ca->cwnd_fp, SWIFT_ONE);
+	if (icsk->icsk_retransmits + 1 >= SWIFT_RETX_RESET) {
+		WRITE_ONCE(ca->cwnd_fp, SWIFT_MIN_CWND_FP);
 		ca->last_decrease_us = tp->tcp_mstamp;
+	} else if (swift_can_decrease(tp, ca)) {
+		swift_decrease(sk, swift_read(&swift_max_mdf));
 	}
+	swift_note_cut(ca, before);
 	ca->ai_rem = 0;
-	swift_set_pacing_rate(sk);
+	swift_apply(sk, NULL);
 }
 
+/* The loss was spurious: undo its cut, and only its cut. */
 static u32 swift_undo_cwnd(struct sock *sk)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct swift *ca = inet_csk_ca(sk);
+	u64 cwnd;
 
-	if (unlikely(!ca->cwnd_fp))
+	if (unlikely(!inet_csk(sk)->icsk_ca_initialized))
 		return tcp_snd_cwnd(tp);
 
-	WRITE_ONCE(ca->cwnd_fp, max(ca->cwnd_fp, ca->undo_cwnd_fp));
-	return max(ca->cwnd_fp >> SWIFT_SHIFT, 1U);
+	cwnd = (u64)ca->cwnd_fp * ca->undo_fp >> SWIFT_SHIFT;
+	WRITE_ONCE(ca->cwnd_fp, clamp_t(u64, cwnd, SWIFT_MIN_CWND_FP,
+					swift_max_cwnd_fp(tp)));
+	ca->undo_fp = SWIFT_ONE;
+	return max(ca->cwnd_fp >> SWIFT_SHIFT, SWIFT_BURST);
 }
 
 /* No INET_DIAG attribute of its own: struct tcp_bbr_info is the one that
@@ -457,7 +682,6 @@ static struct tcp_congestion_ops tcp_swift __read_mostly = {
 	.ssthresh	= swift_ssthresh,
 	.undo_cwnd	= swift_undo_cwnd,
 	.set_state	= swift_set_state,
-	.cwnd_event	= swift_cwnd_event,
 	.get_info	= swift_get_info,
 	.owner		= THIS_MODULE,
 	.name		= "swift",
@@ -465,9 +689,16 @@ static struct tcp_congestion_ops tcp_swift __read_mostly = {
 
 static int __init swift_register(void)
 {
+	unsigned int i;
+
 	BUILD_BUG_ON(sizeof(struct swift) > ICSK_CA_PRIV_SIZE);
 	BUILD_BUG_ON(SWIFT_ONE != 1U << SWIFT_SHIFT);
 	BUILD_BUG_ON(SWIFT_GAIN_UNIT != 1U << SWIFT_GAIN_SHIFT);
+	for (i = 0; i < ARRAY_SIZE(swift_paths); i++) {
+		seqlock_init(&swift_paths[i].lock);
+		swift_paths[i].min_rtt_us = ~0U;
+	}
+	swift_fs_update();
 	return tcp_register_congestion_control(&tcp_swift);
 }
 

@@ -7,14 +7,16 @@
 #   sender ns (swift-snd)     router ns (swift-rtr)          receiver ns
 #   s-eth0 10.77.1.1 ---- r-eth0 10.77.1.2                   (swift-rcv)
 #     fq (pacing)              r-eth1 10.77.2.2 ---- d-eth0 10.77.2.1
-#                              netem delay 1ms               route quickack 1
-#                              + tbf 50mbit, 1 MB buffer
+#                              netem delay 1ms               stock delayed
+#                              + tbf 50mbit, 1 MB buffer     ACKs
 #
 # netem with a delay orphans the skb (TCP small queues and fq pacing no
 # longer see it), so the shaping sits on the router and the sender keeps a
 # plain fq on its egress veth. veth is IFF_NO_QUEUE: every qdisc is added
-# explicitly. The receiver ACKs every segment (route quickack): delayed
-# ACKs would show up as delay to Swift (Documentation/networking/tcp-swift.rst).
+# explicitly. The default is the stock configuration: a receiver with
+# delayed ACKs and fq on the sender. QUICKACK=1 makes the receiver ACK every
+# segment (route quickack 1); SND_QDISC=none leaves the sender's veth
+# without a qdisc, so that pacing is TCP's own (SK_PACING_NEEDED).
 #
 # Usage: topo.sh COMMAND [ARGS]
 #   up                       build the topology (removes a stale one first)
@@ -22,8 +24,10 @@
 #   aqm fifo|red             bottleneck buffer: tail-drop fifo (default) or
 #                            RED marking ECN (DCTCP); red drops non-ECT
 #   drops                    packets dropped so far at the bottleneck
+#   delay DELAY              change the netem delay (e.g. 3ms)
 #   ping COUNT INTERVAL OUT  COUNT idle pings sender -> receiver to OUT
-#   run CC FLOWS SECS OUT    iperf3 -C CC -P FLOWS -t SECS (JSON to OUT.json)
+#   run CC FLOWS SECS OUT    iperf3 -C CC -P FLOWS -t SECS to port PORT (5201)
+#                            (JSON to OUT.json)
 #                            with pings every PING_INTERVAL s (OUT.ping) and
 #                            the bottleneck drops of the run (OUT.drops)
 #   incast CC FLOWS BYTES OUT
@@ -43,7 +47,9 @@ RATE=${RATE:-50mbit}
 BURST=${BURST:-32kb}
 LIMIT=${LIMIT:-1000000}
 DELAY=${DELAY:-1ms}
-PORT=5201
+QUICKACK=${QUICKACK:-0}
+SND_QDISC=${SND_QDISC:-fq}
+PORT=${PORT:-5201}
 PING_INTERVAL=${PING_INTERVAL:-0.02}
 # Pings start this long after the flows so that the start-up is left out.
 PING_SKIP=${PING_SKIP:-2}
@@ -104,8 +110,12 @@ topo_up() {
 	nsx $NS_RTR ip link set r-eth1 up && nsx $NS_RCV ip link set d-eth0 up &&
 	nsx $NS_RTR sysctl -qw net.ipv4.ip_forward=1 &&
 	nsx $NS_SND ip route add default via 10.77.1.2 &&
-	nsx $NS_RCV ip route add default via 10.77.2.2 quickack 1 &&
-	nsx $NS_SND tc qdisc add dev s-eth0 root fq &&
+	nsx $NS_RCV ip route add default via 10.77.2.2 quickack "$QUICKACK" &&
+	case $SND_QDISC in
+	fq) nsx $NS_SND tc qdisc add dev s-eth0 root fq ;;
+	none) true ;;
+	*) false ;;
+	esac &&
 	nsx $NS_RTR tc qdisc add dev r-eth1 root handle 1: \
 		netem delay "$DELAY" limit 10000 &&
 	nsx $NS_RTR tc qdisc add dev r-eth1 parent 1:1 handle 10: \
@@ -140,6 +150,11 @@ topo_aqm() {
 		topo_die "aqm: fifo or red"
 		;;
 	esac
+}
+
+topo_delay() {
+	nsx $NS_RTR tc qdisc change dev r-eth1 root handle 1: \
+		netem delay "$1" limit 10000 || topo_die "cannot change delay"
 }
 
 # Drops of the root qdisc of the bottleneck: netem counts its own and those
@@ -226,6 +241,7 @@ topo_main() {
 	down:0) topo_down ;;
 	aqm:1) topo_aqm "$@" ;;
 	drops:0) topo_drops ;;
+	delay:1) topo_delay "$@" ;;
 	ping:3) topo_ping "$@" ;;
 	run:4) topo_run "$@" ;;
 	incast:4) topo_incast "$@" ;;
