@@ -213,6 +213,7 @@ struct swift {
 	u32	target_us;		/* target delay of the last sample */
 	u32	next_rtt_delivered;	/* end of the conservation round */
 	u32	round_end;		/* tp->delivered at the end of a round */
+	u32	decrease_delivered;	/* tp->delivered at the last decrease */
 	u32	round_min_us;		/* smallest delay of this round */
 	u32	prev_min_us;		/* smallest delay of the last round */
 	u32	conservation:1,		/* first round of fast recovery */
@@ -360,6 +361,12 @@ static u32 swift_target_delay(struct sock *sk, u32 cwnd_fp)
 	       swift_fs_delay(cwnd_fp);
 }
 
+/*
+ * At most one decrease per smoothed RTT.  A delay-based decrease waits in
+ * addition for an ACK of a packet sent after the last decrease: while a
+ * queue builds, srtt lags behind the RTT, and the samples still show the
+ * queue that the last decrease has not drained yet.
+ */
 static bool swift_can_decrease(const struct tcp_sock *tp,
 			       const struct swift *ca)
 {
@@ -379,6 +386,7 @@ static void swift_decrease(struct sock *sk, u32 md)
 	cwnd = max(cwnd, SWIFT_MIN_CWND_FP);
 	if (cwnd < ca->cwnd_fp) {
 		ca->last_decrease_us = tp->tcp_mstamp;
+		ca->decrease_delivered = tp->delivered;
 		ca->ai_rem = 0;
 		WRITE_ONCE(ca->cwnd_fp, cwnd);
 	}
@@ -479,6 +487,7 @@ static void swift_init(struct sock *sk)
 	WRITE_ONCE(ca->target_us, 0);
 	ca->next_rtt_delivered = 0;
 	ca->round_end = tp->delivered;
+	ca->decrease_delivered = tp->delivered;
 	ca->round_min_us = ~0U;
 	ca->prev_min_us = ~0U;
 	ca->conservation = 0;
@@ -544,7 +553,8 @@ static void swift_cong_control(struct sock *sk, u32 ack, int flag,
 			     tcp_is_cwnd_limited(sk)))
 				swift_increase(sk, rs->acked_sacked);
 		} else if (standing != ~0U && standing >= target &&
-			   swift_can_decrease(tp, ca)) {
+			   swift_can_decrease(tp, ca) &&
+			   !before(rs->prior_delivered, ca->decrease_delivered)) {
 			/* standing >= target >= 1 */
 			md = div_u64((u64)swift_read(&swift_beta) *
 				     (standing - target), standing);
