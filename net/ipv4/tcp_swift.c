@@ -36,9 +36,13 @@
  *   delay <  target: additive increase of ai packets per RTT:
  *                    cwnd += ai * acked / cwnd   if cwnd >= 1
  *                    cwnd += ai * acked          if cwnd <  1
- *   delay >= target: multiplicative decrease, at most once per smoothed RTT:
- *                    cwnd *= max(1 - beta * (delay - target) / delay,
+ *   standing >= target: multiplicative decrease, at most once per smoothed
+ *                    RTT and per round trip:
+ *                    cwnd *= max(1 - beta * (standing - target) / standing,
  *                                1 - max_mdf)
+ *
+ * "standing" is the smallest delay over the last round trip and this one:
+ * a queue that stays shows in every sample, host jitter only in some.
  *
  * Loss, as in the paper: entering fast recovery or CWR, and a retransmit
  * timeout, decrease cwnd by max_mdf, at most once per RTT; only
@@ -54,18 +58,18 @@
  * packets; the fraction is realised with pacing, which this module owns
  * (.cong_control):
  *
- *   cwnd <  2: pacing_rate = cwnd * mss / srtt;  tp->snd_cwnd = 2
- *   cwnd >= 2: pacing_rate = 5 / 4 * cwnd * mss / srtt (pacing smooths
+ *   cwnd <  2: pacing_rate = cwnd * mss / rtt;  tp->snd_cwnd = 2
+ *   cwnd >= 2: pacing_rate = 5 / 4 * cwnd * mss / rtt (pacing smooths
  *              bursts, cwnd limits);  tp->snd_cwnd = cwnd
  *
- * both capped by sk->sk_max_pacing_rate and at least one packet per
- * second.  Below two packets the stack sends two segments together (one
- * TSO burst of tcp_min_tso_segs) and waits twice as long: a receiver ACKs
- * a second full segment at once, where it holds the ACK of a lone one for
- * its delayed-ACK timeout (tens of ms, far above any target).  ACKs that
- * may still have been held (one segment acked while it was alone in flight)
- * do not decrease the window.  Pacing is requested from the stack
- * (SK_PACING_NEEDED) unless sch_fq already paces the socket.
+ * with rtt the smaller of srtt and the last delay, capped by
+ * sk->sk_max_pacing_rate and at least one packet per second.  Below two
+ * packets the stack sends two segments per departure and waits twice as
+ * long: a receiver ACKs a second full segment at once, where it holds the
+ * ACK of a lone one for its delayed-ACK timeout (tens of ms, far above any
+ * target).  ACKs that may still have been held (one segment acked while it
+ * was alone in flight) do not decrease the window.  Pacing is requested
+ * from the stack (SK_PACING_NEEDED) unless sch_fq already paces the socket.
  *
  * The delay is the RTT the stack measures per ACK (rs->rtt_us), including
  * host delay; Swift proper subtracts remote host delay using NIC
@@ -209,6 +213,7 @@ struct swift {
 	u64	last_decrease_us;	/* tp->tcp_mstamp of the last decrease */
 	u32	cwnd_fp;		/* window in 1/1024 packet */
 	u32	undo_fp;		/* cut of this loss episode, x 1/1024 */
+	u32	prior_cwnd_fp;		/* cwnd_fp before the loss episode */
 	u32	ai_rem;			/* remainder of the additive increase */
 	u32	target_us;		/* target delay of the last sample */
 	u32	next_rtt_delivered;	/* end of the conservation round */
@@ -216,6 +221,7 @@ struct swift {
 	u32	decrease_delivered;	/* tp->delivered at the last decrease */
 	u32	round_min_us;		/* smallest delay of this round */
 	u32	prev_min_us;		/* smallest delay of the last round */
+	u32	last_rtt_us;		/* last delay not held; 0: none yet */
 	u32	conservation:1,		/* first round of fast recovery */
 		unused:31;
 };
@@ -268,8 +274,8 @@ struct swift_path {
 	u64		net_cookie;
 	struct in6_addr	daddr;		/* IPv4: v4-mapped */
 	u32		min_rtt_us;	/* ~0U: empty */
-	unsigned long	stamp;		/* jiffies of the last write */
-};
+	u64		stamp;		/* jiffies_64 of the minimum's sample */
+} ____cacheline_aligned_in_smp;
 
 static struct swift_path swift_paths[1 << SWIFT_PATH_BITS];
 
@@ -291,31 +297,36 @@ static struct swift_path *swift_path_of(u64 cookie, const struct in6_addr *a)
 	return &swift_paths[hash_32(h, SWIFT_PATH_BITS)];
 }
 
-static bool swift_path_fresh(const struct swift_path *p, unsigned long now,
-			     unsigned long wlen)
+static bool swift_path_fresh(const struct swift_path *p, u64 now, u64 wlen)
 {
-	return p->min_rtt_us != ~0U && time_before(now, p->stamp + wlen);
+	return p->min_rtt_us != ~0U && time_before64(now, p->stamp + wlen);
 }
 
 /*
  * The path delay for sk: the smaller of its own minimum RTT and the shared
  * one of its destination, which its own minimum updates.  An entry fresh
- * for another destination is left alone.
+ * for another destination is left alone.  Entries carry the time of the
+ * minimum's sample, so that they expire with the stack's own minimum.
+ * With net.ipv4.tcp_min_rtt_wlen = 0 the stack keeps no minimum (each
+ * sample replaces it): no path term then, the target is base_target + fs.
  */
 static u32 swift_path_delay(struct sock *sk)
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
-	u32 own = tcp_min_rtt(tp), shared;
-	unsigned long wlen, now = jiffies;
+	u32 own = tcp_min_rtt(tp), shared, age;
 	u64 cookie = sock_net(sk)->net_cookie;
+	u64 wlen, stamp, now = get_jiffies_64();
 	struct in6_addr daddr;
 	struct swift_path *p;
-	unsigned int seq;
 	bool mine, fresh, recent;
+	unsigned int seq;
 
-	if (own == ~0U)
-		return own;
-	wlen = READ_ONCE(sock_net(sk)->ipv4.sysctl_tcp_min_rtt_wlen) * HZ;
+	wlen = (u64)READ_ONCE(sock_net(sk)->ipv4.sysctl_tcp_min_rtt_wlen) * HZ;
+	if (own == ~0U || !wlen)
+		return 0;
+	age = tcp_jiffies32 - tp->rtt_min.s[0].t;
+	stamp = now - min_t(u64, age, wlen);
+
 	swift_daddr(sk, &daddr);
 	p = swift_path_of(cookie, &daddr);
 	do {
@@ -323,7 +334,7 @@ static u32 swift_path_delay(struct sock *sk)
 		mine = p->net_cookie == cookie &&
 		       ipv6_addr_equal(&p->daddr, &daddr);
 		fresh = swift_path_fresh(p, now, wlen);
-		recent = time_before(now, p->stamp + HZ);
+		recent = time_before64(stamp, p->stamp + HZ);
 		shared = p->min_rtt_us;
 	} while (read_seqretry(&p->lock, seq));
 
@@ -342,7 +353,7 @@ static u32 swift_path_delay(struct sock *sk)
 		p->net_cookie = cookie;
 		p->daddr = daddr;
 		p->min_rtt_us = own;
-		p->stamp = now;
+		p->stamp = stamp;
 		mine = true;
 	}
 	shared = mine ? p->min_rtt_us : own;
@@ -352,12 +363,7 @@ static u32 swift_path_delay(struct sock *sk)
 
 static u32 swift_target_delay(struct sock *sk, u32 cwnd_fp)
 {
-	u32 path = swift_path_delay(sk);
-
-	/* No RTT sample yet: nothing to compare with a target either. */
-	if (path == ~0U)
-		return path;
-	return path + swift_read(&swift_base_target_us) +
+	return swift_path_delay(sk) + swift_read(&swift_base_target_us) +
 	       swift_fs_delay(cwnd_fp);
 }
 
@@ -415,22 +421,31 @@ static void swift_increase(struct sock *sk, u32 acked)
 	WRITE_ONCE(ca->cwnd_fp, cwnd);
 }
 
-/* Bytes per second for cwnd_fp over srtt with a gain in 1/256, capped by
- * SO_MAX_PACING_RATE, and at least one packet per second: a slower rate
- * would put the next departure beyond sch_fq's horizon (10 s by default,
- * for two packets), which drops it.  The product is below 2^55
- * (mss < 2^16, cwnd_fp <= 2^30, gain < 2^9).
+/*
+ * The RTT that turns the window into a rate: srtt, or the last delay if it
+ * is smaller.  Once a queue drains, srtt lags behind for many samples, and
+ * a window below one packet yields few samples: the flow would go on
+ * pacing at the queue's RTT, far below its share.
  */
-static unsigned long swift_rate(const struct sock *sk, u32 cwnd_fp, u32 gain)
+static u32 swift_rate_rtt_us(const struct sock *sk)
 {
-	const struct tcp_sock *tp = tcp_sk(sk);
-	u64 rate = (u64)tp->mss_cache * cwnd_fp * gain;
+	const struct swift *ca = inet_csk_ca(sk);
+	u32 srtt = swift_rtt_us(tcp_sk(sk));
+	u32 last = READ_ONCE(ca->last_rtt_us);
 
-	rate = mul_u64_u64_div_u64(rate, USEC_PER_SEC,
-				   (u64)swift_rtt_us(tp) <<
+	return last ? min(srtt, last) : srtt;
+}
+
+/* Bytes per second for cwnd_fp over the RTT with a gain in 1/256.  The
+ * product is below 2^55 (mss < 2^16, cwnd_fp <= 2^30, gain < 2^9).
+ */
+static u64 swift_rate(const struct sock *sk, u32 cwnd_fp, u32 gain)
+{
+	u64 rate = (u64)READ_ONCE(tcp_sk(sk)->mss_cache) * cwnd_fp * gain;
+
+	return mul_u64_u64_div_u64(rate, USEC_PER_SEC,
+				   (u64)swift_rate_rtt_us(sk) <<
 				   (SWIFT_SHIFT + SWIFT_GAIN_SHIFT));
-	rate = max_t(u64, rate, max(tp->mss_cache, 1U));
-	return min_t(u64, rate, READ_ONCE(sk->sk_max_pacing_rate));
 }
 
 /* Below SWIFT_BURST packets, pacing alone limits the flow. */
@@ -440,12 +455,19 @@ static u32 swift_pacing_gain(u32 cwnd_fp)
 						      SWIFT_PACING_GAIN;
 }
 
+/*
+ * The pacing rate, capped by SO_MAX_PACING_RATE, and at least one packet
+ * per second: a slower rate would put the next departure beyond sch_fq's
+ * horizon (10 s by default, for two packets), which drops it.
+ */
 static void swift_set_pacing_rate(struct sock *sk)
 {
 	const struct swift *ca = inet_csk_ca(sk);
+	u64 rate = swift_rate(sk, ca->cwnd_fp, swift_pacing_gain(ca->cwnd_fp));
 
+	rate = max_t(u64, rate, max(tcp_sk(sk)->mss_cache, 1U));
 	WRITE_ONCE(sk->sk_pacing_rate,
-		   swift_rate(sk, ca->cwnd_fp, swift_pacing_gain(ca->cwnd_fp)));
+		   min_t(u64, rate, READ_ONCE(sk->sk_max_pacing_rate)));
 }
 
 /*
@@ -461,11 +483,14 @@ static void swift_apply(struct sock *sk, const struct rate_sample *rs)
 	struct swift *ca = inet_csk_ca(sk);
 	u32 cwnd = max(ca->cwnd_fp >> SWIFT_SHIFT, SWIFT_BURST);
 
-	if (ca->conservation) {
+	if (ca->conservation && rs) {
+		/* The round ends with the ACK of a packet sent after
+		 * recovery started, as in BBR.
+		 */
 		if (inet_csk(sk)->icsk_ca_state != TCP_CA_Recovery ||
-		    !before(tp->delivered, ca->next_rtt_delivered))
+		    !before(rs->prior_delivered, ca->next_rtt_delivered))
 			ca->conservation = 0;
-		else if (rs)
+		else
 			cwnd = max(cwnd, tcp_packets_in_flight(tp) +
 					 max_t(int, rs->acked_sacked, 1));
 	}
@@ -483,6 +508,7 @@ static void swift_init(struct sock *sk)
 	ca->last_decrease_us = 0;
 	WRITE_ONCE(ca->cwnd_fp, cwnd);
 	ca->undo_fp = SWIFT_ONE;
+	ca->prior_cwnd_fp = cwnd;
 	ca->ai_rem = 0;
 	WRITE_ONCE(ca->target_us, 0);
 	ca->next_rtt_delivered = 0;
@@ -490,6 +516,7 @@ static void swift_init(struct sock *sk)
 	ca->decrease_delivered = tp->delivered;
 	ca->round_min_us = ~0U;
 	ca->prev_min_us = ~0U;
+	ca->last_rtt_us = 0;
 	ca->conservation = 0;
 	swift_set_pacing_rate(sk);
 	/* Pace in TCP unless sch_fq does it (SK_PACING_FQ). */
@@ -522,8 +549,10 @@ static u32 swift_standing_delay(struct sock *sk, const struct rate_sample *rs)
 		ca->prev_min_us = ca->round_min_us;
 		ca->round_min_us = ~0U;
 	}
-	if (!swift_ack_maybe_delayed(rs))
+	if (!swift_ack_maybe_delayed(rs)) {
 		ca->round_min_us = min_t(u32, ca->round_min_us, rs->rtt_us);
+		WRITE_ONCE(ca->last_rtt_us, max_t(u32, rs->rtt_us, 1));
+	}
 	return min(ca->round_min_us, ca->prev_min_us);
 }
 
@@ -577,6 +606,16 @@ static void swift_note_cut(struct swift *ca, u32 before)
 }
 
 /*
+ * A timeout while the receiver's window is zero (the stack probes it with
+ * the retransmit timer, without counting icsk_retransmits) says nothing
+ * about congestion: no cut.
+ */
+static bool swift_receiver_limited(const struct tcp_sock *tp)
+{
+	return !tp->snd_wnd;
+}
+
+/*
  * The start of a loss episode (fast recovery, RTO, also CWR, which is never
  * undone): decrease by max_mdf, at most once per RTT.  The cut is saved for
  * undo only when there is one.
@@ -591,7 +630,8 @@ static u32 swift_ssthresh(struct sock *sk)
 		return max(tcp_snd_cwnd(tp) >> 1U, 2U);
 
 	ca->undo_fp = SWIFT_ONE;
-	if (swift_can_decrease(tp, ca))
+	ca->prior_cwnd_fp = before;
+	if (swift_can_decrease(tp, ca) && !swift_receiver_limited(tp))
 		swift_decrease(sk, swift_read(&swift_max_mdf));
 	swift_note_cut(ca, before);
 	return max(ca->cwnd_fp >> SWIFT_SHIFT, 2U);
@@ -624,6 +664,14 @@ static void swift_set_state(struct sock *sk, u8 new_state)
 	if (new_state != TCP_CA_Loss)
 		return;
 
+	/*
+	 * Not a timeout: tcp_non_congestion_loss_retransmit() (a smaller
+	 * path MTU, a failed TFO SYN-data) keeps the window and clears the
+	 * undo state first; nor a zero-window probe.
+	 */
+	if ((!tp->undo_marker && !tp->prior_ssthresh) ||
+	    swift_receiver_limited(tp))
+		return;
 	if (icsk->icsk_retransmits + 1 >= SWIFT_RETX_RESET) {
 		WRITE_ONCE(ca->cwnd_fp, SWIFT_MIN_CWND_FP);
 		ca->last_decrease_us = tp->tcp_mstamp;
@@ -635,7 +683,11 @@ static void swift_set_state(struct sock *sk, u8 new_state)
 	swift_apply(sk, NULL);
 }
 
-/* The loss was spurious: undo its cut, and only its cut. */
+/*
+ * The loss was spurious: undo its cut, and only its cut.  A delay-based
+ * decrease since then stays; growth since then is not multiplied beyond
+ * the window from before the loss.
+ */
 static u32 swift_undo_cwnd(struct sock *sk)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
@@ -646,6 +698,7 @@ static u32 swift_undo_cwnd(struct sock *sk)
 		return tcp_snd_cwnd(tp);
 
 	cwnd = (u64)ca->cwnd_fp * ca->undo_fp >> SWIFT_SHIFT;
+	cwnd = min_t(u64, cwnd, max(ca->cwnd_fp, ca->prior_cwnd_fp));
 	WRITE_ONCE(ca->cwnd_fp, clamp_t(u64, cwnd, SWIFT_MIN_CWND_FP,
 					swift_max_cwnd_fp(tp)));
 	ca->undo_fp = SWIFT_ONE;
@@ -654,7 +707,7 @@ static u32 swift_undo_cwnd(struct sock *sk)
 
 /* No INET_DIAG attribute of its own: struct tcp_bbr_info is the one that
  * iproute2 prints ("bbr:(...)" in ss -ti), so Swift reports in it:
- *   bbr_bw          cwnd * mss / srtt, bytes per second
+ *   bbr_bw          cwnd * mss / rtt, bytes per second
  *   bbr_min_rtt     current target delay, us
  *   bbr_pacing_gain pacing gain in 1/256 (256 below one packet, else 320)
  *   bbr_cwnd_gain   Swift's fractional cwnd in 1/256 packet (rounded up)
@@ -716,6 +769,10 @@ static void __exit swift_unregister(void)
 {
 	tcp_unregister_congestion_control(&tcp_swift);
 }
+
+#if IS_ENABLED(CONFIG_TCP_CONG_SWIFT_KUNIT_TEST)
+#include "tcp_swift_kunit.c"
+#endif
 
 module_init(swift_register);
 module_exit(swift_unregister);

@@ -514,6 +514,51 @@ TEST_F_TIMEOUT(module, fs_window_order_refused, 120)
 	EXPECT_EQ(fs_max, v);
 }
 
+/*
+ * The window arithmetic: the KUnit suite built into the module
+ * (CONFIG_TCP_CONG_SWIFT_KUNIT_TEST, net/ipv4/tcp_swift_kunit.c) runs when
+ * the module loads. Its results must be there, every case run and passed
+ * (a skipped case is not a pass).
+ */
+#define KUNIT_RESULTS	"/sys/kernel/debug/kunit/tcp_swift/results"
+
+TEST_F_TIMEOUT(module, kunit_window_arithmetic, 120)
+{
+	int plan = -1, passed = 0, failed = 0, skipped = 0;
+	char *res, *line, *save;
+
+	sh("mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug");
+	res = slurp(KUNIT_RESULTS);
+	ASSERT_NE(NULL, res)
+		TH_LOG("no " KUNIT_RESULTS ": CONFIG_TCP_CONG_SWIFT_KUNIT_TEST=y?");
+	for (line = strtok_r(res, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		bool sub = *line == ' ' || *line == '\t';
+
+		line += strspn(line, " \t");
+		if (plan < 0 && !strncmp(line, "1..", 3))
+			plan = atoi(line + 3);
+		if (!sub)
+			continue;	/* the suite's own line */
+		if (!strncmp(line, "not ok ", 7)) {
+			failed++;
+			TH_LOG("%s", line);
+		} else if (!strncmp(line, "ok ", 3)) {
+			if (strstr(line, "# SKIP"))
+				skipped++;
+			else
+				passed++;
+		}
+	}
+	free(res);
+	TH_LOG("tcp_swift KUnit: %d cases planned, %d passed, %d failed, %d skipped",
+	       plan, passed, failed, skipped);
+	EXPECT_GT(plan, 0);
+	EXPECT_EQ(0, failed);
+	EXPECT_EQ(0, skipped);
+	EXPECT_EQ(plan, passed);
+}
+
 /* ---- the emulated path ---- */
 
 /*
