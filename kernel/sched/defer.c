@@ -2,14 +2,23 @@
 /*
  * Deferred wakeup: a task tagged with SCHED_FLAG_DEFER_WAKEUP that is woken
  * while the CPU chosen for it is busy is not enqueued there. It is parked,
- * in TASK_WAKING and on no runqueue, on that CPU's list, and placed by the
- * next load balance (the periodic balance softirq, the nohz idle balance or
- * the newly idle balance of the parking CPU) onto the least loaded CPU it
- * may run on. An hrtimer bounds the wait by sysctl_sched_defer_wakeup_max_us.
+ * in TASK_WAKING and on no runqueue, on that CPU's list, and placed onto
+ * the least loaded CPU it may run on, nearest first in the scheduling
+ * domains, by whichever comes first: the parking CPU's periodic or newly
+ * idle balance, the nohz idle balance, or the CPU's placement timer, a soft
+ * hrtimer armed one tick (at most sysctl_sched_defer_wakeup_max_us) after
+ * its list became non-empty.
+ *
+ * Placement runs in batches of DEFER_WAKEUP_BATCH tasks: a batch is the
+ * longest the placement keeps interrupts (newly idle balance) or preemption
+ * (softirq) off. What a batch leaves is placed by the timer,
+ * DEFER_WAKEUP_GAP_NS later, so the CPU runs something else in between.
+ * Each task is queued on its CPU directly, not through that CPU's wake
+ * list, so that the next placement sees it in nr_running.
  *
  * Lock order: p->pi_lock -> defer_wakeup_cpu::lock -> hrtimer base lock.
- * A parked task is only ever placed by the one drain that took its list;
- * nothing else can wake it, as TASK_WAKING matches no wake-up state.
+ * A parked task is only ever placed by the one drain that took it off its
+ * list; nothing else can wake it, as TASK_WAKING matches no wake-up state.
  * p->defer_wakeup_node is on a list exactly while @p is parked: it is
  * added and removed under p->pi_lock (others may relink it meanwhile, but
  * never empty it), so defer_wakeup_parked() is stable under that lock.
@@ -20,19 +29,23 @@
  * See Documentation/scheduler/sched-defer-wakeup.rst.
  */
 
+#define DEFER_WAKEUP_BATCH	8
+#define DEFER_WAKEUP_GAP_NS	(20 * NSEC_PER_USEC)
+
 struct defer_wakeup_stats {
 	u64			nr_parked;
 	u64			nr_placed[DEFER_PLACED_NR];
 	u64			nr_direct;
 	u64			wait_sum_ns;
 	u64			wait_max_ns;
+	u64			batch_max_ns;
 };
 
 struct defer_wakeup_cpu {
 	raw_spinlock_t		lock;
 	struct list_head	parked;
-	/* Places what is parked here when the bound expires */
-	struct hrtimer		bound;
+	/* Places what is parked here, in softirq context */
+	struct hrtimer		timer;
 	int			cpu;
 	/* Under @lock */
 	struct defer_wakeup_stats stats;
@@ -90,9 +103,11 @@ bool __defer_wakeup_park(struct task_struct *p, int cpu)
 
 	p->defer_wakeup_start = local_clock();
 	if (list_empty(&dw->parked)) {
-		u64 bound = READ_ONCE(sysctl_sched_defer_wakeup_max_us) * NSEC_PER_USEC;
+		u64 wait = READ_ONCE(sysctl_sched_defer_wakeup_max_us) * NSEC_PER_USEC;
 
-		hrtimer_start(&dw->bound, ns_to_ktime(bound), HRTIMER_MODE_REL_PINNED_HARD);
+		/* Placed within a tick, as by the tick's balance, or the bound */
+		hrtimer_start(&dw->timer, ns_to_ktime(min_t(u64, wait, TICK_NSEC)),
+			      HRTIMER_MODE_REL_PINNED_SOFT);
 	}
 	list_add_tail(&p->defer_wakeup_node, &dw->parked);
 	dw->stats.nr_parked++;
@@ -107,101 +122,148 @@ bool defer_wakeup_pending(int cpu)
 	return !list_empty_careful(&per_cpu_ptr(&defer_wakeup_cpus, cpu)->parked);
 }
 
-/* Runnable tasks on @cpu that @p would compete with */
-static unsigned int defer_wakeup_load(struct task_struct *p, int cpu)
+/*
+ * The tasks @p would share @cpu with, counting itself, per unit of @cpu's
+ * capacity: comparable across CPUs of different capacity.
+ */
+static unsigned long defer_wakeup_load(struct task_struct *p, int cpu)
 {
 	struct rq *rq = cpu_rq(cpu);
-	unsigned int load = READ_ONCE(rq->nr_running) + READ_ONCE(rq->ttwu_pending);
+	unsigned long nr = READ_ONCE(rq->nr_running) + READ_ONCE(rq->ttwu_pending);
 
 	/* A fair task takes a CPU from GIDLE tasks at once */
 	if (p->sched_class == &fair_sched_class)
-		load -= min(load, gidle_nr_running(rq));
-	return load;
+		nr -= min(nr, (unsigned long)gidle_nr_running(rq));
+	return (nr + 1) * SCHED_CAPACITY_SCALE / max(READ_ONCE(rq->cpu_capacity), 1UL);
 }
 
 /*
- * Where should the parked @p go, given that the normal wake-up selection
- * chose @cpu? There if it is idle; otherwise on an idle CPU @p may run on,
- * or on the one with the fewest runnable tasks, @cpu on a tie.
+ * Where should the parked @p go, given that the class's wake-up selection
+ * chose @cpu? There if it is idle. Otherwise the scheduling domains of
+ * @cpu are searched from the smallest up, each for the CPUs its child did
+ * not cover: the first idle CPU @p may run on, or else the least loaded
+ * one of the first domain that has one less loaded than @cpu. So @p
+ * leaves the LLC (or node) the class chose only for a CPU less loaded than
+ * all of it. With energy aware scheduling in charge (not overutilized),
+ * its choice stands.
+ * O(CPUs in the domains of @cpu) loads read without locks.
  */
 int defer_wakeup_select_cpu(struct task_struct *p, int cpu)
 {
-	unsigned int load, min_load;
+	const struct cpumask *done = cpumask_of(cpu);
+	unsigned long load, min_load;
+	struct sched_domain *sd;
 	int i, best = cpu;
 
 	lockdep_assert_held(&p->pi_lock);
 
 	if (available_idle_cpu(cpu))
 		return cpu;
+	if (sched_energy_enabled() && !READ_ONCE(cpu_rq(cpu)->rd->overutilized))
+		return cpu;
 
 	min_load = defer_wakeup_load(p, cpu);
-	for_each_cpu_and(i, p->cpus_ptr, cpu_active_mask) {
-		if (available_idle_cpu(i))
-			return i;
-		load = defer_wakeup_load(p, i);
-		if (load < min_load) {
-			min_load = load;
-			best = i;
+	guard(rcu)();
+	/* for_each_domain(), with ->parent dereferenced as the __rcu it is */
+	for (sd = rcu_dereference(cpu_rq(cpu)->sd); sd; sd = rcu_dereference(sd->parent)) {
+		for_each_cpu_wrap(i, sched_domain_span(sd), cpu) {
+			if (cpumask_test_cpu(i, done) || !cpumask_test_cpu(i, p->cpus_ptr) ||
+			    !cpu_active(i))
+				continue;
+			if (available_idle_cpu(i))
+				return i;
+			load = defer_wakeup_load(p, i);
+			if (load < min_load) {
+				min_load = load;
+				best = i;
+			}
 		}
+		if (best != cpu)
+			return best;
+		done = sched_domain_span(sd);
 	}
 	return best;
 }
 
 /*
- * Place every wake-up parked on @cpu, accounting them to @how. Called from
- * the balance softirq, the newly idle balance (rq lock dropped), the bound
- * hrtimer and CPU hotplug, with no scheduler lock held.
+ * Place up to @budget wake-ups parked on @cpu, accounting them to @how;
+ * if some are left, have the timer place them DEFER_WAKEUP_GAP_NS later.
+ * Returns true if some are left. Called from the balance softirq, the
+ * newly idle balance (rq lock dropped, interrupts off), the timer and CPU
+ * hotplug, with no scheduler lock held.
  */
-void defer_wakeup_drain(int cpu, enum defer_wakeup_placer how)
+static bool defer_wakeup_place(int cpu, enum defer_wakeup_placer how, unsigned int budget)
 {
 	struct defer_wakeup_cpu *dw = per_cpu_ptr(&defer_wakeup_cpus, cpu);
-	u64 now, wait, sum = 0, max = 0, nr = 0;
+	u64 start, now, wait, sum = 0, max = 0, nr = 0;
 	struct task_struct *p, *n;
 	unsigned long flags;
+	bool more;
 	LIST_HEAD(list);
 
 	if (!defer_wakeup_pending(cpu))
-		return;
+		return false;
 
+	start = local_clock();
 	raw_spin_lock_irqsave(&dw->lock, flags);
-	list_splice_init(&dw->parked, &list);
-	/* A later park re-arms it under the lock; it may be running: no wait */
-	hrtimer_try_to_cancel(&dw->bound);
+	while (nr < budget && !list_empty(&dw->parked)) {
+		list_move_tail(dw->parked.next, &list);
+		nr++;
+	}
+	more = !list_empty(&dw->parked);
+	if (more)
+		hrtimer_start(&dw->timer, ns_to_ktime(DEFER_WAKEUP_GAP_NS),
+			      HRTIMER_MODE_REL_PINNED_SOFT);
+	else
+		/* A later park re-arms it under the lock; it may be running: no wait */
+		hrtimer_try_to_cancel(&dw->timer);
 	raw_spin_unlock_irqrestore(&dw->lock, flags);
+	if (!nr)
+		return more;
 
-	now = local_clock();
 	list_for_each_entry_safe(p, n, &list, defer_wakeup_node) {
+		now = local_clock();
 		/* local_clock() of another CPU may be slightly ahead */
 		wait = now > p->defer_wakeup_start ? now - p->defer_wakeup_start : 0;
 		sum += wait;
 		max = max(max, wait);
-		nr++;
-		/* Unlinks @p under p->pi_lock; @n stays parked until its turn */
+		/* Unlinks @p under p->pi_lock; @n stays on @list until its turn */
 		ttwu_place_deferred(p);
 	}
+	now = local_clock();
 
-	if (!nr)
-		return;
 	raw_spin_lock_irqsave(&dw->lock, flags);
 	dw->stats.nr_placed[how] += nr;
 	dw->stats.wait_sum_ns += sum;
 	dw->stats.wait_max_ns = max(dw->stats.wait_max_ns, max);
+	dw->stats.batch_max_ns = max(dw->stats.batch_max_ns, now - start);
 	raw_spin_unlock_irqrestore(&dw->lock, flags);
+	return more;
 }
 
-static enum hrtimer_restart defer_wakeup_bound_expired(struct hrtimer *timer)
+/* A balance of @cpu: place a batch of what is parked there */
+void defer_wakeup_drain(int cpu, enum defer_wakeup_placer how)
 {
-	struct defer_wakeup_cpu *dw = container_of(timer, struct defer_wakeup_cpu, bound);
+	defer_wakeup_place(cpu, how, DEFER_WAKEUP_BATCH);
+}
+
+static enum hrtimer_restart defer_wakeup_timer_fn(struct hrtimer *timer)
+{
+	struct defer_wakeup_cpu *dw = container_of(timer, struct defer_wakeup_cpu, timer);
 
 	/* The timer may have moved to another CPU: place @dw's own list */
-	defer_wakeup_drain(dw->cpu, DEFER_PLACED_FORCED);
+	defer_wakeup_place(dw->cpu, DEFER_PLACED_TIMER, DEFER_WAKEUP_BATCH);
 	return HRTIMER_NORESTART;
 }
 
 /* @cpu is no longer active: nothing parks there any more, place the rest */
 static int defer_wakeup_cpu_down(unsigned int cpu)
 {
-	defer_wakeup_drain(cpu, DEFER_PLACED_FORCED);
+	struct defer_wakeup_cpu *dw = per_cpu_ptr(&defer_wakeup_cpus, cpu);
+
+	while (defer_wakeup_place(cpu, DEFER_PLACED_TIMER, DEFER_WAKEUP_BATCH))
+		cond_resched();
+	hrtimer_cancel(&dw->timer);
 	return 0;
 }
 
@@ -232,8 +294,8 @@ void __init defer_wakeup_init(void)
 		raw_spin_lock_init(&dw->lock);
 		dw->cpu = cpu;
 		INIT_LIST_HEAD(&dw->parked);
-		hrtimer_init(&dw->bound, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
-		dw->bound.function = defer_wakeup_bound_expired;
+		hrtimer_init(&dw->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_SOFT);
+		dw->timer.function = defer_wakeup_timer_fn;
 	}
 }
 
@@ -256,7 +318,7 @@ static int sched_defer_wakeup_stats_show(struct seq_file *m, void *v)
 {
 	int cpu;
 
-	seq_puts(m, "# cpu parked placed_balance placed_idle placed_forced direct wait_ns_sum wait_ns_max\n");
+	seq_puts(m, "# cpu parked placed_balance placed_idle placed_timer direct wait_ns_sum wait_ns_max batch_ns_max\n");
 	for_each_possible_cpu(cpu) {
 		struct defer_wakeup_cpu *dw = per_cpu_ptr(&defer_wakeup_cpus, cpu);
 		struct defer_wakeup_stats s;
@@ -266,11 +328,11 @@ static int sched_defer_wakeup_stats_show(struct seq_file *m, void *v)
 		s = dw->stats;
 		raw_spin_unlock_irqrestore(&dw->lock, flags);
 
-		seq_printf(m, "cpu%d %llu %llu %llu %llu %llu %llu %llu\n", cpu,
+		seq_printf(m, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu\n", cpu,
 			   s.nr_parked, s.nr_placed[DEFER_PLACED_BALANCE],
 			   s.nr_placed[DEFER_PLACED_NEWIDLE],
-			   s.nr_placed[DEFER_PLACED_FORCED], s.nr_direct,
-			   s.wait_sum_ns, s.wait_max_ns);
+			   s.nr_placed[DEFER_PLACED_TIMER], s.nr_direct,
+			   s.wait_sum_ns, s.wait_max_ns, s.batch_max_ns);
 	}
 	return 0;
 }
