@@ -89,8 +89,8 @@ struct disp {
 
 struct dwstat {
 	int ok;
-	unsigned long long parked, pbal, pidle, pforced, direct, wsum;
-	unsigned long long wmax[MAX_CPUS];
+	unsigned long long parked, pbal, pidle, ptimer, direct, wsum;
+	unsigned long long wmax[MAX_CPUS], bmax[MAX_CPUS];
 };
 
 struct result {
@@ -99,8 +99,9 @@ struct result {
 	double p50, p99, pmax;
 	double nsamples, dropped;
 	int dw_ok;
-	double parked, pbal, pidle, pforced, direct;
+	double parked, pbal, pidle, ptimer, direct;
 	double wmean_us;		/* < 0: nothing placed */
+	double bmax_us;			/* longest placement batch; < 0: none new */
 	double wmax_us;			/* < 0: no new per-CPU max this run */
 	double wmax_boot_us;
 };
@@ -362,7 +363,10 @@ static long long sum_migrations(struct worker *w, int n)
 	return sum;
 }
 
-/* '#' header, then `cpuN parked placed_balance placed_idle placed_forced direct wait_ns_sum wait_ns_max` */
+/*
+ * '#' header, then `cpuN parked placed_balance placed_idle placed_timer
+ * direct wait_ns_sum wait_ns_max batch_ns_max`
+ */
 static void read_dw(struct dwstat *s)
 {
 	FILE *f = fopen(DEFER_STATS, "r");
@@ -372,21 +376,22 @@ static void read_dw(struct dwstat *s)
 	if (!f)
 		return;
 	while (fgets(line, sizeof(line), f)) {
-		unsigned long long v[7];
+		unsigned long long v[8] = { 0 };
 		int cpu;
 
-		if (sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu", &cpu,
-			   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6]) != 8 ||
+		if (sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &cpu,
+			   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) < 8 ||
 		    cpu < 0 || cpu >= MAX_CPUS)
 			continue;
 		s->ok = 1;
 		s->parked += v[0];
 		s->pbal += v[1];
 		s->pidle += v[2];
-		s->pforced += v[3];
+		s->ptimer += v[3];
 		s->direct += v[4];
 		s->wsum += v[5];
 		s->wmax[cpu] = v[6];
+		s->bmax[cpu] = v[7];
 	}
 	fclose(f);
 }
@@ -570,12 +575,15 @@ static void run(char scen, int tagged, struct result *r)
 		r->parked = dw1.parked - dw0.parked;
 		r->pbal = dw1.pbal - dw0.pbal;
 		r->pidle = dw1.pidle - dw0.pidle;
-		r->pforced = dw1.pforced - dw0.pforced;
+		r->ptimer = dw1.ptimer - dw0.ptimer;
 		r->direct = dw1.direct - dw0.direct;
-		placed = r->pbal + r->pidle + r->pforced;
+		placed = r->pbal + r->pidle + r->ptimer;
 		r->wmean_us = placed ? (dw1.wsum - dw0.wsum) / 1e3 / placed : -1;
 		r->wmax_us = -1;
+		r->bmax_us = -1;
 		for (j = 0; j < MAX_CPUS; j++) {
+			if (dw1.bmax[j] > dw0.bmax[j] && dw1.bmax[j] / 1e3 > r->bmax_us)
+				r->bmax_us = dw1.bmax[j] / 1e3;
 			if (dw1.wmax[j] > dw0.wmax[j] && dw1.wmax[j] / 1e3 > r->wmax_us)
 				r->wmax_us = dw1.wmax[j] / 1e3;
 			if (dw1.wmax[j] / 1e3 > r->wmax_boot_us)
@@ -634,14 +642,17 @@ static void summarize(struct result *v, int n, struct result *m)
 	MED(parked);
 	MED(pbal);
 	MED(pidle);
-	MED(pforced);
+	MED(ptimer);
 	MED(direct);
 	MED(wmean_us);
 #undef MED
 	m->migr = 0;
 	m->dw_ok = 1;
 	m->wmax_us = -1;
+	m->bmax_us = -1;
 	for (i = 0; i < n; i++) {
+		if (v[i].bmax_us > m->bmax_us)
+			m->bmax_us = v[i].bmax_us;
 		x[i] = v[i].migr;
 		if (v[i].migr < 0)
 			m->migr = -1;
@@ -678,17 +689,21 @@ static void print_dw(const char *scen, int tagged, const struct result *m)
 		printf("n/a (%s not readable)\n", DEFER_STATS);
 		return;
 	}
-	printf("parked %.0f, placed at balance %.0f, idle %.0f, forced %.0f, direct %.0f; wait mean ",
-	       m->parked, m->pbal, m->pidle, m->pforced, m->direct);
+	printf("parked %.0f, placed at balance %.0f, idle %.0f, timer %.0f, direct %.0f; wait mean ",
+	       m->parked, m->pbal, m->pidle, m->ptimer, m->direct);
 	if (m->wmean_us >= 0)
 		printf("%.1f us", m->wmean_us);
 	else
 		printf("n/a");
 	if (m->wmax_us >= 0)
-		printf(", max %.1f us\n", m->wmax_us);
+		printf(", max %.1f us", m->wmax_us);
 	else
-		printf(", max <= %.1f us (no new per-CPU max in these runs)\n",
+		printf(", max <= %.1f us (no new per-CPU max in these runs)",
 		       m->wmax_boot_us);
+	if (m->bmax_us >= 0)
+		printf("; longest placement batch %.1f us\n", m->bmax_us);
+	else
+		printf("; no longer placement batch than before\n");
 }
 
 /* a / b where 0 / 0 is 1: an equal (zero) spread */

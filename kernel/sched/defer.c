@@ -5,16 +5,20 @@
  * in TASK_WAKING and on no runqueue, on that CPU's list, and placed onto
  * the least loaded CPU it may run on, nearest first in the scheduling
  * domains, by whichever comes first: the parking CPU's periodic or newly
- * idle balance, the nohz idle balance, or the CPU's placement timer, a soft
- * hrtimer armed one tick (at most sysctl_sched_defer_wakeup_max_us) after
- * its list became non-empty.
+ * idle balance (which takes one task itself), the nohz idle balance, or
+ * the end of the deferral window, sysctl_sched_defer_wakeup_max_us after
+ * the list became non-empty: a soft hrtimer of the parking CPU, armed
+ * there through an irq_work when the waker runs elsewhere. A list whose
+ * oldest task has waited longer than the window takes no more: wake-ups
+ * then go through at once, so a backlog cannot grow without bound.
  *
- * Placement runs in batches of DEFER_WAKEUP_BATCH tasks: a batch is the
- * longest the placement keeps interrupts (newly idle balance) or preemption
- * (softirq) off. What a batch leaves is placed by the timer,
- * DEFER_WAKEUP_GAP_NS later, so the CPU runs something else in between.
- * Each task is queued on its CPU directly, not through that CPU's wake
- * list, so that the next placement sees it in nr_running.
+ * Placement runs in batches of DEFER_WAKEUP_BATCH tasks, each scanning at
+ * most DEFER_WAKEUP_SCAN CPUs: a batch is the longest that the placement
+ * keeps preemption (softirq) off; the newly idle balance, with interrupts
+ * off, takes one task and scans nothing. What a batch leaves is placed by
+ * the timer DEFER_WAKEUP_GAP_NS later, so the CPU runs something else in
+ * between. Each task is queued on its CPU directly, not through that
+ * CPU's wake list, so that the next placement sees it in nr_running.
  *
  * Lock order: p->pi_lock -> defer_wakeup_cpu::lock -> hrtimer base lock.
  * A parked task is only ever placed by the one drain that took it off its
@@ -30,6 +34,7 @@
  */
 
 #define DEFER_WAKEUP_BATCH	8
+#define DEFER_WAKEUP_SCAN	64
 #define DEFER_WAKEUP_GAP_NS	(20 * NSEC_PER_USEC)
 
 struct defer_wakeup_stats {
@@ -44,8 +49,11 @@ struct defer_wakeup_stats {
 struct defer_wakeup_cpu {
 	raw_spinlock_t		lock;
 	struct list_head	parked;
-	/* Places what is parked here, in softirq context */
+	/* Places what is parked here, in softirq context, on @cpu */
 	struct hrtimer		timer;
+	/* Arms @timer on @cpu for @arm_at, from another CPU */
+	struct irq_work		arm;
+	ktime_t			arm_at;
 	int			cpu;
 	/* Under @lock */
 	struct defer_wakeup_stats stats;
@@ -53,7 +61,7 @@ struct defer_wakeup_cpu {
 
 static DEFINE_PER_CPU_SHARED_ALIGNED(struct defer_wakeup_cpu, defer_wakeup_cpus);
 
-#define DEFER_WAKEUP_MAX_US_DEFAULT	5000
+#define DEFER_WAKEUP_MAX_US_DEFAULT	1000
 static unsigned int sysctl_sched_defer_wakeup_max_us = DEFER_WAKEUP_MAX_US_DEFAULT;
 static unsigned int defer_wakeup_max_us_min = 100;
 static unsigned int defer_wakeup_max_us_max = 100000;
@@ -69,15 +77,61 @@ static bool defer_wakeup_class(struct task_struct *p)
 	return false;
 }
 
+static u64 defer_wakeup_window_ns(void)
+{
+	return (u64)READ_ONCE(sysctl_sched_defer_wakeup_max_us) * NSEC_PER_USEC;
+}
+
+/* Have @dw's timer fire @ns from now, on its own CPU. Under dw->lock. */
+static void defer_wakeup_arm(struct defer_wakeup_cpu *dw, u64 ns)
+{
+	lockdep_assert_held(&dw->lock);
+
+	if (dw->cpu == smp_processor_id()) {
+		hrtimer_start(&dw->timer, ns_to_ktime(ns), HRTIMER_MODE_REL_PINNED_SOFT);
+		return;
+	}
+	dw->arm_at = ktime_add_ns(ktime_get(), ns);
+	irq_work_queue_on(&dw->arm, dw->cpu);
+}
+
+static void defer_wakeup_arm_fn(struct irq_work *work)
+{
+	struct defer_wakeup_cpu *dw = container_of(work, struct defer_wakeup_cpu, arm);
+
+	guard(raw_spinlock)(&dw->lock);
+	if (!list_empty(&dw->parked))
+		hrtimer_start(&dw->timer, dw->arm_at, HRTIMER_MODE_ABS_PINNED_SOFT);
+}
+
+/*
+ * Could placing @p later do better than @cpu? Not if nothing will search:
+ * @cpu is in no scheduling domain (isolated), or energy aware scheduling
+ * is in charge (not overutilized) and its choice stands. Under p->pi_lock,
+ * interrupts off: an RCU read side.
+ */
+static bool defer_wakeup_can_place(int cpu)
+{
+	struct rq *rq = cpu_rq(cpu);
+
+	if (!rcu_access_pointer(rq->sd))
+		return false;
+	return !sched_energy_enabled() || READ_ONCE(READ_ONCE(rq->rd)->overutilized);
+}
+
 /*
  * Park @p, which try_to_wake_up() holds in TASK_WAKING and is about to
  * enqueue on @cpu, unless it should run at once: @cpu is idle, @p has no
- * other CPU to go to, or it has to act on a fatal signal or the freezer.
- * Returns true if @p was parked; the wake-up is then complete for the waker.
+ * other CPU to go to, nothing would place it better, it has to act on a
+ * fatal signal or the freezer, or @cpu's list is already behind (its
+ * oldest task waited longer than the window). Returns true if @p was
+ * parked; the wake-up is then complete for the waker.
  */
 bool __defer_wakeup_park(struct task_struct *p, int cpu)
 {
 	struct defer_wakeup_cpu *dw = per_cpu_ptr(&defer_wakeup_cpus, cpu);
+	u64 now, window = defer_wakeup_window_ns();
+	struct task_struct *first;
 	bool direct;
 
 	lockdep_assert_held(&p->pi_lock);
@@ -86,8 +140,8 @@ bool __defer_wakeup_park(struct task_struct *p, int cpu)
 	    is_migration_disabled(p))
 		return false;
 
-	direct = available_idle_cpu(cpu) || __fatal_signal_pending(p) ||
-		 freezing(p);
+	direct = available_idle_cpu(cpu) || !defer_wakeup_can_place(cpu) ||
+		 __fatal_signal_pending(p) || freezing(p);
 
 	raw_spin_lock(&dw->lock);
 	/* sched_cpu_deactivate() waited for us (RCU) if it saw @cpu active */
@@ -95,20 +149,20 @@ bool __defer_wakeup_park(struct task_struct *p, int cpu)
 		raw_spin_unlock(&dw->lock);
 		return false;
 	}
+	now = local_clock();
+	first = list_first_entry_or_null(&dw->parked, struct task_struct, defer_wakeup_node);
+	/* local_clock() of another CPU may be slightly ahead */
+	if (first && now > first->defer_wakeup_start + window)
+		direct = true;
 	if (direct) {
 		dw->stats.nr_direct++;
 		raw_spin_unlock(&dw->lock);
 		return false;
 	}
 
-	p->defer_wakeup_start = local_clock();
-	if (list_empty(&dw->parked)) {
-		u64 wait = READ_ONCE(sysctl_sched_defer_wakeup_max_us) * NSEC_PER_USEC;
-
-		/* Placed within a tick, as by the tick's balance, or the bound */
-		hrtimer_start(&dw->timer, ns_to_ktime(min_t(u64, wait, TICK_NSEC)),
-			      HRTIMER_MODE_REL_PINNED_SOFT);
-	}
+	p->defer_wakeup_start = now;
+	if (!first)
+		defer_wakeup_arm(dw, window);
 	list_add_tail(&p->defer_wakeup_node, &dw->parked);
 	dw->stats.nr_parked++;
 	raw_spin_unlock(&dw->lock);
@@ -122,47 +176,50 @@ bool defer_wakeup_pending(int cpu)
 	return !list_empty_careful(&per_cpu_ptr(&defer_wakeup_cpus, cpu)->parked);
 }
 
-/*
- * The tasks @p would share @cpu with, counting itself, per unit of @cpu's
- * capacity: comparable across CPUs of different capacity.
- */
-static unsigned long defer_wakeup_load(struct task_struct *p, int cpu)
+/* The tasks @p would share @cpu with */
+static unsigned long defer_wakeup_nr(struct task_struct *p, struct rq *rq)
 {
-	struct rq *rq = cpu_rq(cpu);
 	unsigned long nr = READ_ONCE(rq->nr_running) + READ_ONCE(rq->ttwu_pending);
 
 	/* A fair task takes a CPU from GIDLE tasks at once */
 	if (p->sched_class == &fair_sched_class)
 		nr -= min(nr, (unsigned long)gidle_nr_running(rq));
-	return (nr + 1) * SCHED_CAPACITY_SCALE / max(READ_ONCE(rq->cpu_capacity), 1UL);
+	return nr;
 }
 
 /*
- * Where should the parked @p go, given that the class's wake-up selection
- * chose @cpu? There if it is idle. Otherwise the scheduling domains of
- * @cpu are searched from the smallest up, each for the CPUs its child did
- * not cover: the first idle CPU @p may run on, or else the least loaded
- * one of the first domain that has one less loaded than @cpu. So @p
- * leaves the LLC (or node) the class chose only for a CPU less loaded than
- * all of it. With energy aware scheduling in charge (not overutilized),
- * its choice stands.
- * O(CPUs in the domains of @cpu) loads read without locks.
+ * Where should @p, parked on @cpu, go? This CPU if @here (it goes idle).
+ * Otherwise @cpu if it is idle. Otherwise the scheduling domains of @cpu
+ * are searched from the smallest up, each for the CPUs its child did not
+ * cover: the first idle CPU @p may run on, or else the least loaded one
+ * (tasks per unit of capacity) of the first domain that has one less
+ * loaded than @cpu. So @p leaves the LLC (or node) that the class chose
+ * only for a CPU less loaded than all of it. At most DEFER_WAKEUP_SCAN
+ * loads are read, without locks. Returns -1 when the class must choose:
+ * @p is no longer in a deferrable class, or nothing allowed was found.
  */
-int defer_wakeup_select_cpu(struct task_struct *p, int cpu)
+int defer_wakeup_select_cpu(struct task_struct *p, int cpu, bool here)
 {
+	unsigned long nr, cap, best_nr = 0, best_cap = 1;
 	const struct cpumask *done = cpumask_of(cpu);
-	unsigned long load, min_load;
+	int i, best = -1, scanned = 0;
 	struct sched_domain *sd;
-	int i, best = cpu;
 
 	lockdep_assert_held(&p->pi_lock);
 
-	if (available_idle_cpu(cpu))
-		return cpu;
-	if (sched_energy_enabled() && !READ_ONCE(cpu_rq(cpu)->rd->overutilized))
-		return cpu;
+	if (!defer_wakeup_class(p))
+		return -1;
+	i = smp_processor_id();
+	if (here && cpumask_test_cpu(i, p->cpus_ptr) && cpu_active(i))
+		return i;
+	if (cpumask_test_cpu(cpu, p->cpus_ptr) && cpu_active(cpu)) {
+		if (available_idle_cpu(cpu))
+			return cpu;
+		best = cpu;
+		best_nr = defer_wakeup_nr(p, cpu_rq(cpu));
+		best_cap = READ_ONCE(cpu_rq(cpu)->cpu_capacity) ?: 1;
+	}
 
-	min_load = defer_wakeup_load(p, cpu);
 	guard(rcu)();
 	/* for_each_domain(), with ->parent dereferenced as the __rcu it is */
 	for (sd = rcu_dereference(cpu_rq(cpu)->sd); sd; sd = rcu_dereference(sd->parent)) {
@@ -172,13 +229,18 @@ int defer_wakeup_select_cpu(struct task_struct *p, int cpu)
 				continue;
 			if (available_idle_cpu(i))
 				return i;
-			load = defer_wakeup_load(p, i);
-			if (load < min_load) {
-				min_load = load;
+			nr = defer_wakeup_nr(p, cpu_rq(i));
+			cap = READ_ONCE(cpu_rq(i)->cpu_capacity) ?: 1;
+			/* (nr + 1) / cap < (best_nr + 1) / best_cap, @p counted */
+			if (best < 0 || (nr + 1) * best_cap < (best_nr + 1) * cap) {
 				best = i;
+				best_nr = nr;
+				best_cap = cap;
 			}
+			if (++scanned >= DEFER_WAKEUP_SCAN)
+				return best;
 		}
-		if (best != cpu)
+		if (best >= 0 && best != cpu)
 			return best;
 		done = sched_domain_span(sd);
 	}
@@ -186,13 +248,14 @@ int defer_wakeup_select_cpu(struct task_struct *p, int cpu)
 }
 
 /*
- * Place up to @budget wake-ups parked on @cpu, accounting them to @how;
- * if some are left, have the timer place them DEFER_WAKEUP_GAP_NS later.
- * Returns true if some are left. Called from the balance softirq, the
- * newly idle balance (rq lock dropped, interrupts off), the timer and CPU
- * hotplug, with no scheduler lock held.
+ * Place up to @budget wake-ups parked on @cpu (on this CPU if @here),
+ * accounting them to @how; if some are left, have the timer place them
+ * DEFER_WAKEUP_GAP_NS later. Returns true if some are left. Called from
+ * the balance softirq, the newly idle balance (rq lock dropped, interrupts
+ * off), the timer and CPU hotplug, with no scheduler lock held.
  */
-static bool defer_wakeup_place(int cpu, enum defer_wakeup_placer how, unsigned int budget)
+static bool defer_wakeup_place(int cpu, enum defer_wakeup_placer how, unsigned int budget,
+			       bool here)
 {
 	struct defer_wakeup_cpu *dw = per_cpu_ptr(&defer_wakeup_cpus, cpu);
 	u64 start, now, wait, sum = 0, max = 0, nr = 0;
@@ -212,8 +275,7 @@ static bool defer_wakeup_place(int cpu, enum defer_wakeup_placer how, unsigned i
 	}
 	more = !list_empty(&dw->parked);
 	if (more)
-		hrtimer_start(&dw->timer, ns_to_ktime(DEFER_WAKEUP_GAP_NS),
-			      HRTIMER_MODE_REL_PINNED_SOFT);
+		defer_wakeup_arm(dw, DEFER_WAKEUP_GAP_NS);
 	else
 		/* A later park re-arms it under the lock; it may be running: no wait */
 		hrtimer_try_to_cancel(&dw->timer);
@@ -228,7 +290,7 @@ static bool defer_wakeup_place(int cpu, enum defer_wakeup_placer how, unsigned i
 		sum += wait;
 		max = max(max, wait);
 		/* Unlinks @p under p->pi_lock; @n stays on @list until its turn */
-		ttwu_place_deferred(p);
+		ttwu_place_deferred(p, cpu, here);
 	}
 	now = local_clock();
 
@@ -241,10 +303,16 @@ static bool defer_wakeup_place(int cpu, enum defer_wakeup_placer how, unsigned i
 	return more;
 }
 
-/* A balance of @cpu: place a batch of what is parked there */
+/*
+ * A balance of @cpu: place a batch of what is parked there; the newly idle
+ * balance of @cpu itself takes one task to run here, with no search.
+ */
 void defer_wakeup_drain(int cpu, enum defer_wakeup_placer how)
 {
-	defer_wakeup_place(cpu, how, DEFER_WAKEUP_BATCH);
+	if (how == DEFER_PLACED_NEWIDLE)
+		defer_wakeup_place(cpu, how, 1, true);
+	else
+		defer_wakeup_place(cpu, how, DEFER_WAKEUP_BATCH, false);
 }
 
 static enum hrtimer_restart defer_wakeup_timer_fn(struct hrtimer *timer)
@@ -252,7 +320,7 @@ static enum hrtimer_restart defer_wakeup_timer_fn(struct hrtimer *timer)
 	struct defer_wakeup_cpu *dw = container_of(timer, struct defer_wakeup_cpu, timer);
 
 	/* The timer may have moved to another CPU: place @dw's own list */
-	defer_wakeup_place(dw->cpu, DEFER_PLACED_TIMER, DEFER_WAKEUP_BATCH);
+	defer_wakeup_place(dw->cpu, DEFER_PLACED_TIMER, DEFER_WAKEUP_BATCH, false);
 	return HRTIMER_NORESTART;
 }
 
@@ -261,7 +329,7 @@ static int defer_wakeup_cpu_down(unsigned int cpu)
 {
 	struct defer_wakeup_cpu *dw = per_cpu_ptr(&defer_wakeup_cpus, cpu);
 
-	while (defer_wakeup_place(cpu, DEFER_PLACED_TIMER, DEFER_WAKEUP_BATCH))
+	while (defer_wakeup_place(cpu, DEFER_PLACED_TIMER, DEFER_WAKEUP_BATCH, false))
 		cond_resched();
 	hrtimer_cancel(&dw->timer);
 	return 0;
@@ -296,6 +364,7 @@ void __init defer_wakeup_init(void)
 		INIT_LIST_HEAD(&dw->parked);
 		hrtimer_init(&dw->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_SOFT);
 		dw->timer.function = defer_wakeup_timer_fn;
+		dw->arm = IRQ_WORK_INIT_HARD(defer_wakeup_arm_fn);
 	}
 }
 
