@@ -867,7 +867,7 @@ int main(void)
 		double rr = t->rps / u->rps;
 		double lower = ratio(u->umax - u->umin, t->umax - t->umin);
 		int met = rr >= 1.2 || (lower >= 2 && rr >= 0.98);
-		long b = bound >= 0 ? bound : 5000;
+		long b = bound >= 0 ? bound : 1000;
 
 		printf("   A: tagged >= 1.2x requests/s, or spread (max-min) >= 2x lower at >= 0.98x: requests/s %.3fx, spread %.2fx lower %s\n",
 		       rr, lower, met ? "met" : "MISSED");
