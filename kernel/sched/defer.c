@@ -9,8 +9,9 @@
  * the end of the deferral window, sysctl_sched_defer_wakeup_max_us after
  * the list became non-empty: a soft hrtimer of the parking CPU, armed
  * there through an irq_work when the waker runs elsewhere. A list whose
- * oldest task has waited longer than the window takes no more: wake-ups
- * then go through at once, so a backlog cannot grow without bound.
+ * oldest task has waited longer than the window, or which holds as many
+ * as one window can place, takes no more: wake-ups then go through at
+ * once. Wake-ups of rt_mutex waiters (PI futexes) are never deferred.
  *
  * Placement runs in batches of DEFER_WAKEUP_BATCH tasks, each scanning at
  * most DEFER_WAKEUP_SCAN CPUs: a batch is the longest that the placement
@@ -51,9 +52,12 @@ struct defer_wakeup_cpu {
 	struct list_head	parked;
 	/* Places what is parked here, in softirq context, on @cpu */
 	struct hrtimer		timer;
-	/* Arms @timer on @cpu for @arm_at, from another CPU */
+	/* Arms @timer on @cpu for @arm_at, the earliest asked, from elsewhere */
 	struct irq_work		arm;
 	ktime_t			arm_at;
+	bool			arm_pending;
+	/* Tasks on @parked */
+	unsigned int		nr;
 	int			cpu;
 	/* Under @lock */
 	struct defer_wakeup_stats stats;
@@ -82,16 +86,32 @@ static u64 defer_wakeup_window_ns(void)
 	return (u64)READ_ONCE(sysctl_sched_defer_wakeup_max_us) * NSEC_PER_USEC;
 }
 
-/* Have @dw's timer fire @ns from now, on its own CPU. Under dw->lock. */
+/* Start @dw's timer for @at, on this CPU, unless it fires earlier already */
+static void defer_wakeup_arm_local(struct defer_wakeup_cpu *dw, ktime_t at)
+{
+	if (!hrtimer_is_queued(&dw->timer) ||
+	    ktime_before(at, hrtimer_get_expires(&dw->timer)))
+		hrtimer_start(&dw->timer, at, HRTIMER_MODE_ABS_PINNED_SOFT);
+}
+
+/*
+ * Have @dw's timer fire @ns from now at the latest, on its own CPU. Under
+ * dw->lock, which orders it with the irq_work below.
+ */
 static void defer_wakeup_arm(struct defer_wakeup_cpu *dw, u64 ns)
 {
+	ktime_t at = ktime_add_ns(ktime_get(), ns);
+
 	lockdep_assert_held(&dw->lock);
 
 	if (dw->cpu == smp_processor_id()) {
-		hrtimer_start(&dw->timer, ns_to_ktime(ns), HRTIMER_MODE_REL_PINNED_SOFT);
+		defer_wakeup_arm_local(dw, at);
 		return;
 	}
-	dw->arm_at = ktime_add_ns(ktime_get(), ns);
+	if (!dw->arm_pending || ktime_before(at, dw->arm_at))
+		dw->arm_at = at;
+	dw->arm_pending = true;
+	/* Parks and placements need @dw->cpu active, so it is online */
 	irq_work_queue_on(&dw->arm, dw->cpu);
 }
 
@@ -100,8 +120,9 @@ static void defer_wakeup_arm_fn(struct irq_work *work)
 	struct defer_wakeup_cpu *dw = container_of(work, struct defer_wakeup_cpu, arm);
 
 	guard(raw_spinlock)(&dw->lock);
-	if (!list_empty(&dw->parked))
-		hrtimer_start(&dw->timer, dw->arm_at, HRTIMER_MODE_ABS_PINNED_SOFT);
+	if (dw->arm_pending && !list_empty(&dw->parked))
+		defer_wakeup_arm_local(dw, dw->arm_at);
+	dw->arm_pending = false;
 }
 
 /*
@@ -116,16 +137,48 @@ static bool defer_wakeup_can_place(int cpu)
 
 	if (!rcu_access_pointer(rq->sd))
 		return false;
-	return !sched_energy_enabled() || READ_ONCE(READ_ONCE(rq->rd)->overutilized);
+#ifdef CONFIG_ENERGY_MODEL
+	if (sched_energy_enabled()) {
+		struct root_domain *rd = READ_ONCE(rq->rd);
+
+		/* EAS is in charge where the root domain has a perf domain */
+		if (rcu_access_pointer(rd->pd) && !READ_ONCE(rd->overutilized))
+			return false;
+	}
+#endif
+	return true;
+}
+
+/*
+ * Is @p an rt_mutex waiter (a PI futex, an rtmutex-based lock)? Its wake-up
+ * may have made it the owner already (FUTEX_UNLOCK_PI hands the lock over
+ * before the wake-up): parking it would convoy every other waiter behind
+ * it. Under p->pi_lock.
+ */
+static bool defer_wakeup_pi_blocked(struct task_struct *p)
+{
+#ifdef CONFIG_RT_MUTEXES
+	return p->pi_blocked_on;
+#else
+	return false;
+#endif
+}
+
+/* As many as a CPU can place in one window, in batches: more are not parked */
+static unsigned int defer_wakeup_max_parked(u64 window)
+{
+	return max_t(u64, DEFER_WAKEUP_BATCH,
+		     div_u64(window, DEFER_WAKEUP_GAP_NS) * DEFER_WAKEUP_BATCH);
 }
 
 /*
  * Park @p, which try_to_wake_up() holds in TASK_WAKING and is about to
  * enqueue on @cpu, unless it should run at once: @cpu is idle, @p has no
- * other CPU to go to, nothing would place it better, it has to act on a
- * fatal signal or the freezer, or @cpu's list is already behind (its
- * oldest task waited longer than the window). Returns true if @p was
- * parked; the wake-up is then complete for the waker.
+ * other CPU to go to, it waits for an rt_mutex, nothing would place it
+ * better, it has to act on a fatal signal or the freezer, or @cpu's list
+ * is already behind (its oldest task waited longer than the window, or it
+ * holds as many as one window can place). Returns true if @p was parked;
+ * the wake-up is then complete for the waker.
  */
 bool __defer_wakeup_park(struct task_struct *p, int cpu)
 {
@@ -137,7 +190,7 @@ bool __defer_wakeup_park(struct task_struct *p, int cpu)
 	lockdep_assert_held(&p->pi_lock);
 
 	if (!defer_wakeup_class(p) || p->nr_cpus_allowed == 1 ||
-	    is_migration_disabled(p))
+	    is_migration_disabled(p) || defer_wakeup_pi_blocked(p))
 		return false;
 
 	direct = available_idle_cpu(cpu) || !defer_wakeup_can_place(cpu) ||
@@ -152,7 +205,8 @@ bool __defer_wakeup_park(struct task_struct *p, int cpu)
 	now = local_clock();
 	first = list_first_entry_or_null(&dw->parked, struct task_struct, defer_wakeup_node);
 	/* local_clock() of another CPU may be slightly ahead */
-	if (first && now > first->defer_wakeup_start + window)
+	if (first && (now > first->defer_wakeup_start + window ||
+		      dw->nr >= defer_wakeup_max_parked(window)))
 		direct = true;
 	if (direct) {
 		dw->stats.nr_direct++;
@@ -164,6 +218,7 @@ bool __defer_wakeup_park(struct task_struct *p, int cpu)
 	if (!first)
 		defer_wakeup_arm(dw, window);
 	list_add_tail(&p->defer_wakeup_node, &dw->parked);
+	dw->nr++;
 	dw->stats.nr_parked++;
 	raw_spin_unlock(&dw->lock);
 
@@ -273,6 +328,7 @@ static bool defer_wakeup_place(int cpu, enum defer_wakeup_placer how, unsigned i
 		list_move_tail(dw->parked.next, &list);
 		nr++;
 	}
+	dw->nr -= nr;
 	more = !list_empty(&dw->parked);
 	if (more)
 		defer_wakeup_arm(dw, DEFER_WAKEUP_GAP_NS);
@@ -319,7 +375,6 @@ static enum hrtimer_restart defer_wakeup_timer_fn(struct hrtimer *timer)
 {
 	struct defer_wakeup_cpu *dw = container_of(timer, struct defer_wakeup_cpu, timer);
 
-	/* The timer may have moved to another CPU: place @dw's own list */
 	defer_wakeup_place(dw->cpu, DEFER_PLACED_TIMER, DEFER_WAKEUP_BATCH, false);
 	return HRTIMER_NORESTART;
 }
@@ -331,6 +386,8 @@ static int defer_wakeup_cpu_down(unsigned int cpu)
 
 	while (defer_wakeup_place(cpu, DEFER_PLACED_TIMER, DEFER_WAKEUP_BATCH, false))
 		cond_resched();
+	/* Parks need @cpu active: none can have come since */
+	WARN_ON_ONCE(defer_wakeup_pending(cpu));
 	hrtimer_cancel(&dw->timer);
 	return 0;
 }

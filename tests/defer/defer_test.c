@@ -1452,27 +1452,34 @@ TEST_F_TIMEOUT(defer, backlog_latency, 900)
 }
 
 /*
- * Wakeups that hand a thread a kernel lock must not be deferred, or lock
- * convoys follow: the lock (or the hand-off reserving it) sits with a
- * parked task. 64 threads write 4 KiB at a time to the start of one memfd
- * (each write takes the inode's i_rwsem; its waiters sleep uninterruptibly
- * and are woken by the holder's up_write()) beside hogs on every CPU, for
- * CONVOY_MS, untagged and tagged, CONVOY_REPS times each, alternating:
- * the tagged median of writes must reach 0.8 of the untagged one.
+ * Wakeups that hand a thread a lock must not be deferred, or lock convoys
+ * follow: the lock (or the hand-off reserving it) sits with a parked task.
+ * 64 threads beside hogs on every CPU, for CONVOY_MS, untagged and tagged,
+ * CONVOY_REPS times each, alternating; the tagged median of operations
+ * must reach 0.8 of the untagged one. Two locks: the inode's i_rwsem, as
+ * each thread writes 4 KiB to the start of one memfd (its waiters sleep
+ * uninterruptibly, woken by the holder's up_write()); and a
+ * PTHREAD_PRIO_INHERIT mutex around a 20 us critical section (a PI futex:
+ * its waiters sleep interruptibly on an rt_mutex, and FUTEX_UNLOCK_PI
+ * makes the woken waiter the owner before it runs).
  */
 #define CONVOY_THREADS	64
-#define CONVOY_MS	2000
-#define CONVOY_REPS	3
+#define CONVOY_MS	1000
+#define CONVOY_REPS	5
+
+enum { CONVOY_RWSEM, CONVOY_PI_MUTEX, CONVOY_KINDS };
+static const char *const convoy_name[] = { "i_rwsem", "PI mutex" };
 
 struct convoy {
-	int fd, go, stop, err, tagged, ready;
-	unsigned long long appends;
+	int kind, fd, go, stop, err, tagged, ready;
+	pthread_mutex_t pi;
+	unsigned long long ops;
 };
 
 static void *appender_fn(void *arg)
 {
 	struct convoy *c = arg;
-	unsigned long long n = 0;
+	unsigned long long n = 0, t;
 	char buf[4096];
 
 	memset(buf, 'a', sizeof(buf));
@@ -1482,22 +1489,35 @@ static void *appender_fn(void *arg)
 	while (!LOAD(c->go))
 		usleep(1000);
 	while (!LOAD(c->stop)) {
-		if (pwrite(c->fd, buf, sizeof(buf), 0) != sizeof(buf)) {
+		if (c->kind == CONVOY_PI_MUTEX) {
+			if (pthread_mutex_lock(&c->pi)) {
+				ADD(c->err, 1);
+				break;
+			}
+			for (t = now_ns(); now_ns() - t < 20000;)
+				;
+			pthread_mutex_unlock(&c->pi);
+		} else if (pwrite(c->fd, buf, sizeof(buf), 0) != sizeof(buf)) {
 			ADD(c->err, 1);
 			break;
 		}
 		n++;
 	}
-	__atomic_add_fetch(&c->appends, n, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&c->ops, n, __ATOMIC_RELAXED);
 	return NULL;
 }
 
-static unsigned long long convoy_run(struct __test_metadata *_metadata, int tagged)
+static unsigned long long convoy_run(struct __test_metadata *_metadata, int kind, int tagged)
 {
+	struct convoy c = { .kind = kind, .tagged = tagged };
 	pthread_t th[CONVOY_THREADS];
-	struct convoy c = { .tagged = tagged };
+	pthread_mutexattr_t ma;
 	int i;
 
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT);
+	if (pthread_mutex_init(&c.pi, &ma))
+		return 0;
 	c.fd = memfd_create("defer-convoy", 0);
 	if (c.fd < 0)
 		return 0;
@@ -1512,37 +1532,41 @@ static unsigned long long convoy_run(struct __test_metadata *_metadata, int tagg
 	while (i--)
 		pthread_join(th[i], NULL);
 	close(c.fd);
-	EXPECT_EQ(0, c.err) TH_LOG("appenders could not be tagged or write");
-	return c.appends;
+	pthread_mutex_destroy(&c.pi);
+	EXPECT_EQ(0, c.err) TH_LOG("threads could not be tagged or take the %s",
+				   convoy_name[kind]);
+	return c.ops;
 }
 
-TEST_F_TIMEOUT(defer, lock_handoff, 120)
+TEST_F_TIMEOUT(defer, lock_handoff, 180)
 {
 	unsigned long long n[2][CONVOY_REPS], med[2];
-	int rep, mode;
+	int kind, rep, mode;
 
 	if (self->ncpus < 2)
 		SKIP(return, "needs 2 CPUs");
 	spawn_hogs(self);
-	for (rep = 0; rep < CONVOY_REPS; rep++) {
-		for (mode = 0; mode < 2; mode++) {
-			int tagged = rep & 1 ? !mode : mode;
+	for (kind = 0; kind < CONVOY_KINDS; kind++) {
+		for (rep = 0; rep < CONVOY_REPS; rep++) {
+			for (mode = 0; mode < 2; mode++) {
+				int tagged = rep & 1 ? !mode : mode;
 
-			n[tagged][rep] = convoy_run(_metadata, tagged);
-			TH_LOG("rep %d %s: %llu writes of 4 KiB by %d threads in %d ms", rep,
-			       tagged ? "tagged" : "untagged", n[tagged][rep], CONVOY_THREADS,
-			       CONVOY_MS);
+				n[tagged][rep] = convoy_run(_metadata, kind, tagged);
+				TH_LOG("%s rep %d %s: %llu operations by %d threads in %d ms",
+				       convoy_name[kind], rep, tagged ? "tagged" : "untagged",
+				       n[tagged][rep], CONVOY_THREADS, CONVOY_MS);
+			}
 		}
+		for (mode = 0; mode < 2; mode++) {
+			qsort(n[mode], CONVOY_REPS, sizeof(n[mode][0]), cmp_ull);
+			med[mode] = n[mode][CONVOY_REPS / 2];
+		}
+		TH_LOG("%s: median operations untagged %llu, tagged %llu (%.2f)",
+		       convoy_name[kind], med[0], med[1], med[0] ? (double)med[1] / med[0] : 0);
+		ASSERT_LT(0ULL, med[0]);
+		EXPECT_LE(med[0] * 8, med[1] * 10)
+			TH_LOG("tagged threads convoyed on the %s", convoy_name[kind]);
 	}
-	for (mode = 0; mode < 2; mode++) {
-		qsort(n[mode], CONVOY_REPS, sizeof(n[mode][0]), cmp_ull);
-		med[mode] = n[mode][CONVOY_REPS / 2];
-	}
-	TH_LOG("median writes: untagged %llu, tagged %llu (%.2f)", med[0], med[1],
-	       med[0] ? (double)med[1] / med[0] : 0);
-	ASSERT_LT(0ULL, med[0]);
-	EXPECT_LE(med[0] * 8, med[1] * 10)
-		TH_LOG("tagged appenders convoyed on the inode lock");
 }
 
 /*
