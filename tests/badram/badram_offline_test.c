@@ -17,7 +17,8 @@
 #define MADV_SOFT_OFFLINE 101
 #endif
 
-#define POOL 4096	/* pages to choose the victim from */
+#define POOL 4096	/* pages per chunk to choose the victim from */
+#define CHUNKS 32	/* at most 32 chunks (512 MiB) */
 
 static bool offlined_lists(uint64_t pfn)
 {
@@ -40,7 +41,7 @@ TEST(soft_offline_listed_and_persisted)
 	uint64_t pfn, lo, hi, *flags;
 	char *pool, *page;
 	long before;
-	int i;
+	int i, chunk;
 	FILE *f;
 
 	if (access(SYSFS, F_OK))
@@ -60,18 +61,25 @@ TEST(soft_offline_listed_and_persisted)
 	ASSERT_NE(0, lo) TH_LOG("no Kernel bss in /proc/iomem");
 	lo += (16 << 20) / PAGE;
 	hi = (uint64_t)meminfo_kb("MemTotal:") * 1024 / PAGE / 2;
-	pool = mmap(NULL, POOL * PAGE, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	ASSERT_NE(MAP_FAILED, pool);
-	for (i = 0, page = NULL; i < POOL && !page; i++) {
-		pfn = virt_to_pfn(pool + i * PAGE);
-		ASSERT_NE(0, pfn);
-		if (pfn >= lo && pfn < hi)
-			page = pool + i * PAGE;
+	/*
+	 * The buddy allocator may hand out the top half first: take chunks
+	 * until one holds a page in range (the rest stay mapped until exit).
+	 */
+	for (chunk = 0, page = NULL; chunk < CHUNKS && !page; chunk++) {
+		pool = mmap(NULL, POOL * PAGE, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		ASSERT_NE(MAP_FAILED, pool);
+		for (i = 0; i < POOL && !page; i++) {
+			pfn = virt_to_pfn(pool + i * PAGE);
+			ASSERT_NE(0, pfn);
+			if (pfn >= lo && pfn < hi)
+				page = pool + i * PAGE;
+		}
 	}
 	ASSERT_NE(NULL, page)
-		TH_LOG("none of %d pages in pfn 0x%llx-0x%llx", POOL,
+		TH_LOG("none of %d pages in pfn 0x%llx-0x%llx", CHUNKS * POOL,
 		       (unsigned long long)lo, (unsigned long long)hi);
+	TH_LOG("victim found in chunk %d of %d", chunk, CHUNKS);
 	memset(page, 0x5a, PAGE);
 	ASSERT_EQ(pfn, virt_to_pfn(page));
 	ASSERT_FALSE(offlined_lists(pfn));
