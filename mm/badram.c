@@ -40,6 +40,7 @@
 #include <linux/kernel.h>
 #include <linux/kobject.h>
 #include <linux/memblock.h>
+#include <linux/memory.h>
 #include <linux/memory_hotplug.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
@@ -58,6 +59,7 @@
 #define BADRAM_MAX_RANGES	BIT(20)		/* disjoint ranges at boot */
 #define BADRAM_TOKEN_MAX	24
 #define BADRAM_CHUNK		64		/* ranges per streaming step */
+#define BADRAM_NAMED_TOKENS	8		/* malformed tokens named in the log */
 /* One line of the sysfs lists: "0x%016llx,0x%016llx\n". */
 #define BADRAM_LINE_LEN		38
 
@@ -85,6 +87,15 @@ static unsigned long badram_nr_patterns __ro_after_init;
 static unsigned long badram_nr_rejected __ro_after_init;
 static unsigned long badram_pages __ro_after_init;
 static unsigned long badram_early_pages __ro_after_init;
+static unsigned long badram_nr_malformed __initdata;
+/*
+ * Bad ranges memblock could not reserve (it had no memory to grow its
+ * array): offlined once the page allocator runs, see badram_offline_failed().
+ */
+#define BADRAM_MAX_FAILED	16
+static unsigned long badram_failed[BADRAM_MAX_FAILED][2] __initdata;
+static unsigned long badram_nr_failed __initdata;
+static unsigned long badram_failed_pages __initdata;
 /* pfns of the run kept free for the mem_section roots, if any */
 static unsigned long badram_window_start __initdata;
 static unsigned long badram_window_end __initdata;
@@ -150,6 +161,15 @@ static bool __init badram_parse_u64(const char *tok, size_t n, u64 *val)
 }
 
 /*
+ * Count a malformed token; true if it is one of the first few, which the
+ * log names (badram_reserve() sums up the rest in one line).
+ */
+static bool __init badram_name_malformed(void)
+{
+	return ++badram_nr_malformed <= BADRAM_NAMED_TOKENS;
+}
+
+/*
  * Parse the address,mask pairs of @src into @out; warn about malformed
  * input if @warn.  Pairs are positional: a malformed token invalidates the
  * pair it belongs to, and the pairs after it still apply.  Returns the
@@ -179,7 +199,7 @@ static unsigned long __init badram_parse(const struct badram_src *src,
 			addr = val;
 			atok = tok;
 			alen = n;
-			if (!ok && warn)
+			if (!ok && warn && badram_name_malformed())
 				pr_warn("%s: pair %lu: bad address \"%.*s\", pair ignored\n",
 					src->name, idx + 1, (int)min_t(size_t, n, 32), tok);
 			continue;
@@ -187,7 +207,7 @@ static unsigned long __init badram_parse(const struct badram_src *src,
 		have_addr = false;
 		idx++;
 		if (!ok) {
-			if (warn)
+			if (warn && badram_name_malformed())
 				pr_warn("%s: pair %lu: bad mask \"%.*s\", pair ignored\n",
 					src->name, idx, (int)min_t(size_t, n, 32), tok);
 			continue;
@@ -336,6 +356,21 @@ static u64 __init badram_pattern_pages(const struct badram_pattern *p,
 	return pages;
 }
 
+/* Reserve [@start, @end) or record it as failed; returns the pages reserved. */
+static unsigned long __init badram_memblock_reserve(unsigned long start,
+						    unsigned long end)
+{
+	if (!memblock_reserve(PFN_PHYS(start), PFN_PHYS(end - start)))
+		return end - start;
+	if (badram_nr_failed < BADRAM_MAX_FAILED) {
+		badram_failed[badram_nr_failed][0] = start;
+		badram_failed[badram_nr_failed][1] = end;
+	}
+	badram_nr_failed++;
+	badram_failed_pages += end - start;
+	return 0;
+}
+
 /*
  * Reserve the pages [@start, @end), but those in the window kept for the
  * mem_section roots (badram_place_roots()); returns how many it reserved.
@@ -344,38 +379,31 @@ static unsigned long __init badram_reserve_pfns(unsigned long start,
 						unsigned long end)
 {
 	unsigned long ws = badram_window_start, we = badram_window_end;
-	unsigned long n = 0, s, e;
+	unsigned long n = 0;
 
-	if (start < ws) {
-		e = min(end, ws);
-		if (!memblock_reserve(PFN_PHYS(start), PFN_PHYS(e - start)))
-			n += e - start;
-	}
-	if (end > we) {
-		s = max(start, we);
-		if (!memblock_reserve(PFN_PHYS(s), PFN_PHYS(end - s)))
-			n += end - s;
-	}
+	if (start < ws)
+		n += badram_memblock_reserve(start, min(end, ws));
+	if (end > we)
+		n += badram_memblock_reserve(max(start, we), end);
 	return n;
 }
 
-static bool __init badram_in_window(unsigned long pfn)
-{
-	return pfn >= badram_window_start && pfn < badram_window_end;
-}
-
-/* Reserve what @p matches in [@start, @end), a few ranges at a time. */
-static void __init badram_reserve_span(const struct badram_pattern *p,
-				       u64 start, u64 end)
+/*
+ * Reserve what @p matches in [@start, @end), a few ranges at a time;
+ * returns the pages reserved.
+ */
+static unsigned long __init badram_reserve_span(const struct badram_pattern *p,
+						u64 start, u64 end)
 {
 	struct badram_range r[BADRAM_CHUNK];
-	unsigned long i, n;
+	unsigned long i, n, pages = 0;
 
 	do {
 		n = badram_fill(p, start, end, r, BADRAM_CHUNK, &start);
 		for (i = 0; i < n; i++)
-			badram_reserve_pfns(r[i].start, r[i].end);
+			pages += badram_reserve_pfns(r[i].start, r[i].end);
 	} while (n == BADRAM_CHUNK);
+	return pages;
 }
 
 /*
@@ -486,31 +514,75 @@ static unsigned long __init badram_validate(struct badram_pattern *p,
 	return kept;
 }
 
-static bool __init badram_within(unsigned long pfn, const void *ptr,
-				 size_t size)
+/* Pages of [@s, @e) in the disjoint ranges @x[0..@nx). */
+static unsigned long __init badram_overlap(unsigned long s, unsigned long e,
+					   const struct badram_range *x,
+					   unsigned int nx)
 {
-	return pfn >= PFN_DOWN(__pa(ptr)) && pfn < PFN_UP(__pa(ptr) + size);
+	unsigned long n = 0;
+	unsigned int i;
+
+	for (i = 0; i < nx; i++)
+		if (x[i].start < e && x[i].end > s)
+			n += min(e, x[i].end) - max(s, x[i].start);
+	return n;
 }
 
 /*
  * Bad pages that early boot allocated before badram_reserve() ran: those
  * memblock has reserved already, except under our own temporary arrays
- * @a and @b, which are freed around the bad pages later.
+ * @a and @b, which are freed around the bad pages later, and the window
+ * kept for the mem_section roots, counted by badram_place_roots(). One
+ * pass over memblock.reserved and the sorted, merged ranges @r.
  */
 static unsigned long __init badram_count_early(const struct badram_range *r,
 					       unsigned long n,
 					       const void *a, size_t asize,
 					       const void *b, size_t bsize)
 {
-	unsigned long i, pfn, early = 0;
+	struct badram_range x[3] = {
+		{ badram_window_start, badram_window_end },
+		{ PFN_DOWN(__pa(a)), PFN_UP(__pa(a) + asize) },
+		{ PFN_DOWN(__pa(b)), PFN_UP(__pa(b) + bsize) },
+	}, t;
+	unsigned long i = 0, k, done = 0, early = 0, s, e, os, oe;
+	phys_addr_t rs, re;
+	unsigned int nx = 0, m;
+	u64 j;
 
-	for (i = 0; i < n; i++)
-		for (pfn = r[i].start; pfn < r[i].end; pfn++)
-			if (memblock_is_region_reserved(PFN_PHYS(pfn), PAGE_SIZE) &&
-			    !badram_in_window(pfn) &&
-			    !badram_within(pfn, a, asize) &&
-			    !badram_within(pfn, b, bsize))
-				early++;
+	/* sort the three by start and merge them, for badram_overlap() */
+	for (m = 0; m < 3; m++) {
+		if (x[m].start >= x[m].end)
+			continue;
+		t = x[m];
+		for (k = nx; k && x[k - 1].start > t.start; k--)
+			x[k] = x[k - 1];
+		x[k] = t;
+		nx++;
+	}
+	for (m = 1, k = 0; m < nx; m++) {
+		if (x[m].start <= x[k].end)
+			x[k].end = max(x[k].end, x[m].end);
+		else
+			x[++k] = x[m];
+	}
+	nx = nx ? k + 1 : 0;
+
+	for_each_reserved_mem_range(j, &rs, &re) {
+		/* a page that two unaligned regions share counts once */
+		s = max(PFN_DOWN(rs), done);
+		e = PFN_UP(re);
+		if (s >= e)
+			continue;
+		while (i < n && r[i].end <= s)
+			i++;
+		for (k = i; k < n && r[k].start < e; k++) {
+			os = max(s, r[k].start);
+			oe = min(e, r[k].end);
+			early += oe - os - badram_overlap(os, oe, x, nx);
+		}
+		done = e;
+	}
 	return early;
 }
 
@@ -631,11 +703,9 @@ static u64 __init badram_apply(const struct badram_pattern *p, size_t psize,
 		/* Correct but slower, and overlaps are counted twice. */
 		pr_warn("no memory to sort %lu ranges, reserving pattern by pattern\n",
 			nr_ranges);
-		for (i = 0; i < nr; i++) {
+		for (i = 0; i < nr; i++)
 			for_each_mem_pfn_range(j, MAX_NUMNODES, &start, &end, NULL)
-				badram_reserve_span(&p[i], start, end);
-			pages += badram_pattern_pages(&p[i], &next);
-		}
+				pages += badram_reserve_span(&p[i], start, end);
 		return pages;
 	}
 	for (i = 0; i < nr; i++) {
@@ -702,6 +772,9 @@ void __init badram_reserve(void)
 	}
 	for (i = 0; i < nsrc; i++)
 		nr += badram_parse(&src[i], p + nr, true);
+	if (badram_nr_malformed > BADRAM_NAMED_TOKENS)
+		pr_warn("%lu malformed tokens in all, the first %d named above\n",
+			badram_nr_malformed, BADRAM_NAMED_TOKENS);
 	if (!nr) {
 		pr_warn("no valid address,mask pair given\n");
 		memblock_free(p, parsed * sizeof(*p));
@@ -734,7 +807,34 @@ void __init badram_reserve(void)
 	if (badram_early_pages)
 		pr_warn("%lu bad pages were allocated before badram could reserve them\n",
 			badram_early_pages);
+	if (badram_nr_failed)
+		pr_err("memblock could not reserve %lu bad pages in %lu ranges: offlined once the page allocator runs\n",
+		       badram_failed_pages, badram_nr_failed);
 }
+
+/*
+ * Bad pages that memblock could not reserve have reached the page
+ * allocator: take them out of use as a run-time error would be.
+ */
+static int __init badram_offline_failed(void)
+{
+	unsigned long i, pfn, lost = 0;
+
+	for (i = 0; i < min(badram_nr_failed, BADRAM_MAX_FAILED); i++) {
+		for (pfn = badram_failed[i][0]; pfn < badram_failed[i][1]; pfn++) {
+			if (soft_offline_page(pfn, 0))
+				lost++;
+			cond_resched();
+		}
+	}
+	if (badram_nr_failed > BADRAM_MAX_FAILED)
+		pr_err("%lu of the ranges memblock could not reserve were not recorded: their pages stay in use\n",
+		       badram_nr_failed - BADRAM_MAX_FAILED);
+	if (lost)
+		pr_err("%lu bad pages could not be offlined and stay in use\n", lost);
+	return 0;
+}
+late_initcall(badram_offline_failed);
 
 /*
  * Is @pfn a bad page? For memory that early boot allocated on a bad page
@@ -809,7 +909,9 @@ static ssize_t boot_read(struct file *file, struct kobject *kobj,
 {
 	return badram_read_lines(buf, off, count, badram_boot_line, NULL);
 }
-static BIN_ATTR_RO(boot, 0);
+
+/* physical addresses: root only */
+static BIN_ATTR_ADMIN_RO(boot, 0);
 
 /* Lines of "offlined" are found by walking memory; cache the last one. */
 struct badram_walk {
@@ -817,15 +919,54 @@ struct badram_walk {
 	unsigned long pfn;	/* pfn of line @idx; ULONG_MAX: none yet */
 };
 
+/* The walk's step: a memory block, or a section without hotplug. */
+static unsigned long badram_walk_step(void)
+{
+#ifdef CONFIG_MEMORY_HOTPLUG
+	return PHYS_PFN(memory_block_size_bytes());
+#else
+	return PAGES_PER_SECTION;
+#endif
+}
+
+/*
+ * Can the step at @pfn hold a poisoned page? Memory blocks count theirs
+ * (num_poisoned_pages_inc() calls memblk_nr_poison_inc()).
+ */
+static bool badram_step_poisoned(unsigned long pfn)
+{
+#ifdef CONFIG_MEMORY_HOTPLUG
+	struct memory_block *mem = find_memory_block(pfn_to_section_nr(pfn));
+	bool ret;
+
+	if (!mem)
+		return false;
+	ret = atomic_long_read(&mem->nr_hwpoison);
+	put_device(&mem->dev);
+	return ret;
+#else
+	return true;
+#endif
+}
+
+/*
+ * The next page from @pfn on that holds a hardware error, or ULONG_MAX: a
+ * lookup per memory block and a walk of the blocks that have errors, each
+ * under the locks that keep it online (hwpoison_find_raw()).
+ */
 static unsigned long badram_next_poisoned(unsigned long pfn)
 {
-	for (; pfn < max_pfn; pfn++) {
-		struct page *page = pfn_to_online_page(pfn);
+	unsigned long step = badram_walk_step(), end, hit;
 
-		if (page && PageHWPoison(page))
-			return pfn;
-		if (!(pfn & 4095))
-			cond_resched();
+	while (pfn < max_pfn) {
+		end = min(ALIGN(pfn + 1, step), max_pfn);
+		if (badram_step_poisoned(pfn)) {
+			hit = hwpoison_find_raw(pfn, end);
+			if (hit < end)
+				return hit;
+		}
+		pfn = end;
+		cond_resched();
 	}
 	return ULONG_MAX;
 }
@@ -858,7 +999,7 @@ static ssize_t offlined_read(struct file *file, struct kobject *kobj,
 
 	return badram_read_lines(buf, off, count, badram_offlined_line, &w);
 }
-static BIN_ATTR_RO(offlined, 0);
+static BIN_ATTR_ADMIN_RO(offlined, 0);
 
 static ssize_t excluded_pages_show(struct kobject *kobj,
 				   struct kobj_attribute *attr, char *buf)

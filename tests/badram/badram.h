@@ -25,6 +25,7 @@
 #define SYSFS		"/sys/kernel/mm/badram/"
 #define MAX_PATS	200000
 #define MAX_BAD_TOKENS	64
+#define NAMED_TOKENS	8		/* malformed tokens the kernel names */
 #define MAX_RAM		64
 
 #define KPF_SLAB	7
@@ -44,7 +45,8 @@ struct expect {
 	size_t npats;
 	size_t rejected;		/* over the memory budget */
 	char *bad_tokens[MAX_BAD_TOKENS];	/* malformed tokens seen */
-	size_t nbad;
+	size_t nbad;			/* of them stored */
+	size_t nbad_all;		/* malformed tokens in all */
 	uint64_t ram[MAX_RAM][2];	/* System RAM pfn ranges [s, e) */
 	size_t nram;
 	uint64_t max_pfn;
@@ -110,7 +112,7 @@ static inline void parse_list(struct expect *e, const char *buf, size_t len,
 {
 	bool have = false, addr_ok = false;
 	size_t i = 0, start;
-	uint64_t addr = 0, v;
+	uint64_t addr = 0, v = 0;
 
 	for (;;) {
 		bool ok;
@@ -131,6 +133,7 @@ static inline void parse_list(struct expect *e, const char *buf, size_t len,
 		while (i < len && !is_sep(buf[i]) && buf[i] != '#')
 			i++;
 		ok = parse_num(buf + start, i - start, &v);
+		e->nbad_all += !ok;
 		if (!ok && e->nbad < MAX_BAD_TOKENS)
 			e->bad_tokens[e->nbad++] = strndup(buf + start,
 					i - start > 32 ? 32 : i - start);

@@ -8,11 +8,20 @@
  * persist.cpio (the early cpio), persist.list (the same list, plain) and
  * offlined-pfn (the pfn this test offlined), for badram_persist_test.
  */
+#define _GNU_SOURCE
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "../../kselftest_harness.h"
 #include "badram.h"
 
+#ifndef MADV_HWPOISON
+#define MADV_HWPOISON 100
+#endif
+#ifndef MFD_HUGETLB
+#define MFD_HUGETLB 4U
+#endif
 #ifndef MADV_SOFT_OFFLINE
 #define MADV_SOFT_OFFLINE 101
 #endif
@@ -106,6 +115,249 @@ TEST(soft_offline_listed_and_persisted)
 	ASSERT_NE(NULL, f);
 	fprintf(f, "0x%llx\n", (unsigned long long)pfn);
 	ASSERT_EQ(0, fclose(f));
+}
+
+/* The patterns of @text (address,mask lines) into @p, at most @max. */
+static int list_parse(const char *text, uint64_t (*p)[2], int max)
+{
+	unsigned long long a, m;
+	int n = 0;
+
+	for (; text && *text && n < max; text = strchr(text, '\n'), text = text ? text + 1 : NULL) {
+		if (sscanf(text, "%llx,%llx", &a, &m) != 2)
+			continue;
+		p[n][1] = m & PAGE_MASK64;
+		p[n][0] = a & p[n][1];
+		n++;
+	}
+	return n;
+}
+
+static bool pats_cover(uint64_t (*p)[2], int n, uint64_t pfn)
+{
+	for (int i = 0; i < n; i++)
+		if (((pfn * PAGE) & p[i][1]) == p[i][0])
+			return true;
+	return false;
+}
+
+/* Does the list in @text name @pfn? */
+static bool list_covers(const char *text, uint64_t pfn)
+{
+	uint64_t p[256][2];
+
+	return pats_cover(p, list_parse(text, p, 256), pfn);
+}
+
+/*
+ * A hardware error in one subpage of a huge page that stays in use (a
+ * hugetlbfs file keeps it in its page cache): the kernel marks the head
+ * and keeps the raw page on a list. The list, and the persisted list
+ * built from it, must name the raw page and not the head, 7 pages away
+ * here and up to 1 GiB away with gigantic pages.
+ */
+TEST(hugetlb_subpage_listed_exactly)
+{
+	const char *top = getenv("FLEET_TOP");
+	uint64_t head, raw, *flags;
+	char cmd[1024], *list;
+	size_t huge = 2 << 20;
+	FILE *f;
+	char *p;
+	int fd;
+
+	ASSERT_NE(NULL, top);
+	f = fopen("/proc/sys/vm/nr_hugepages", "w");
+	ASSERT_NE(NULL, f);
+	fprintf(f, "4\n");
+	ASSERT_EQ(0, fclose(f));
+	fd = memfd_create("badram", MFD_HUGETLB);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, huge));
+	p = mmap(NULL, huge, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, p) TH_LOG("no 2 MiB huge page: %s", strerror(errno));
+	memset(p, 0x5a, huge);
+	head = virt_to_pfn(p);
+	raw = virt_to_pfn(p + 7 * PAGE);
+	ASSERT_NE(0, head);
+	ASSERT_EQ(head + 7, raw);
+	ASSERT_FALSE(offlined_lists(raw));
+	ASSERT_EQ(0, madvise(p + 7 * PAGE, PAGE, MADV_HWPOISON))
+		TH_LOG("MADV_HWPOISON: %s", strerror(errno));
+	/* the page stays in the file: its raw page is what is bad */
+	flags = kpageflags(raw + 1);
+	ASSERT_NE(NULL, flags);
+	TH_LOG("head pfn 0x%llx flags 0x%llx, raw pfn 0x%llx flags 0x%llx",
+	       (unsigned long long)head, (unsigned long long)flags[head],
+	       (unsigned long long)raw, (unsigned long long)flags[raw]);
+	free(flags);
+	EXPECT_TRUE(offlined_lists(raw))
+		TH_LOG("raw pfn 0x%llx not in %sofflined", (unsigned long long)raw, SYSFS);
+	EXPECT_FALSE(offlined_lists(head))
+		TH_LOG("head pfn 0x%llx listed in its place", (unsigned long long)head);
+
+	/* what the next boot would exclude */
+	snprintf(cmd, sizeof(cmd), "%s/tools/fleet/badram-persist --list /tmp/hugetlb.list",
+		 top);
+	ASSERT_EQ(0, system(cmd));
+	list = read_file("/tmp/hugetlb.list", NULL);
+	ASSERT_NE(NULL, list);
+	EXPECT_TRUE(list_covers(list, raw));
+	EXPECT_FALSE(list_covers(list, head));
+	free(list);
+	munmap(p, huge);
+	close(fd);
+}
+
+/* Physical addresses are for root only. */
+TEST(lists_root_only)
+{
+	const char *files[] = { "boot", "offlined" };
+	struct stat st;
+
+	for (int i = 0; i < 2; i++) {
+		char path[128];
+
+		snprintf(path, sizeof(path), SYSFS "%s", files[i]);
+		ASSERT_EQ(0, stat(path, &st));
+		EXPECT_EQ(0, st.st_mode & 0077)
+			TH_LOG("%s is mode %o", path, st.st_mode & 0777);
+	}
+}
+
+/* Reads at any offset and of any size give the same bytes as one read. */
+TEST(offlined_read_at_offsets)
+{
+	size_t len, sizes[] = { 1, 5, 37, 38, 39, 100 };
+	char *all = read_file(SYSFS "offlined", &len), buf[128];
+	int fd = open(SYSFS "offlined", O_RDONLY);
+
+	ASSERT_NE(NULL, all);
+	ASSERT_LE(0, fd);
+	ASSERT_GE(len, 2 * 38) TH_LOG("want two lines at least, have %zu bytes", len);
+	{
+		struct timespec t0, t1;
+		char big[4096];
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (int i = 0; i < 100; i++)
+			ASSERT_EQ((ssize_t)len, pread(fd, big, sizeof(big), 0));
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		TH_LOG("a whole read of %zu bytes takes %.1f us (100 reads, %ld MiB RAM)",
+		       len, ((t1.tv_sec - t0.tv_sec) * 1e9 + t1.tv_nsec - t0.tv_nsec) / 100 / 1e3,
+		       meminfo_kb("MemTotal:") / 1024);
+	}
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		for (size_t off = 0; off <= len; off += 7) {
+			ssize_t n = pread(fd, buf, sizes[s], off);
+			size_t want = off + sizes[s] <= len ? sizes[s] : len - off;
+
+			ASSERT_EQ((ssize_t)want, n) TH_LOG("size %zu at %zu", sizes[s], off);
+			ASSERT_EQ(0, memcmp(buf, all + off, want));
+		}
+	}
+	close(fd);
+	free(all);
+}
+
+/* Run badram-persist with @args; 0 if it succeeded. */
+static int persist(const char *args)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), "%s/tools/fleet/badram-persist --no-sysfs %s",
+		 getenv("FLEET_TOP"), args);
+	return system(cmd);
+}
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/*
+ * A DIMM replaced: --forget drops every bad page in a physical range and
+ * keeps every other one, whatever the shape of the patterns.
+ */
+TEST(persist_forget_range)
+{
+	uint64_t pfn, pats[256][2];
+	char *out;
+	int n;
+
+	write_text("/tmp/in.list",
+		   "0x5000,0xff000\n"			/* one page per MiB */
+		   "0x40003000,0xfffffffffffff000\n"	/* a single page */
+		   "0x80000000,0xfffffffff0000000\n");	/* 256 MiB */
+	ASSERT_EQ(0, persist("--extra /tmp/in.list --forget 0x40000000-0x9fffffff --list /tmp/out.list"));
+	out = read_file("/tmp/out.list", NULL);
+	ASSERT_NE(NULL, out);
+	n = list_parse(out, pats, 256);
+	ASSERT_LT(n, 256);
+	TH_LOG("%d patterns after --forget", n);
+	/* an oracle over the first 4 GiB: bad iff listed and not forgotten */
+	for (pfn = 0; pfn < (4ULL << 30) / PAGE; pfn++) {
+		uint64_t a = pfn * PAGE;
+		bool forgotten = a >= 0x40000000 && a <= 0x9fffffff;
+		bool bad = (a & 0xff000) == 0x5000 || a == 0x40003000 ||
+			   (a & 0xfffffffff0000000ULL) == 0x80000000;
+
+		ASSERT_EQ(bad && !forgotten, pats_cover(pats, n, pfn))
+			TH_LOG("pfn 0x%llx", (unsigned long long)pfn);
+	}
+	free(out);
+	/* malformed ranges are refused */
+	EXPECT_NE(0, persist("--extra /tmp/in.list --forget 0x2000-0x1000 --list /tmp/x.list"));
+	EXPECT_NE(0, persist("--extra /tmp/in.list --forget zz --list /tmp/x.list"));
+}
+
+/* The list is replaced whole or not at all, and nothing is left behind. */
+TEST(persist_write_atomic)
+{
+	char *out;
+
+	write_text("/tmp/in.list", "0x40003000,0xfffffffffffff000\n");
+	ASSERT_EQ(0, system("mkdir -p /tmp/ro && rm -f /tmp/ro/*"));
+	ASSERT_EQ(0, persist("--extra /tmp/in.list --list /tmp/ro/out.list"));
+	/* a read-only directory: the old list must stay, whole */
+	ASSERT_EQ(0, chmod("/tmp/ro", 0555));
+	write_text("/tmp/in.list", "0x50003000,0xfffffffffffff000\n");
+	EXPECT_NE(0, system("setpriv --reuid=65534 --regid=65534 --clear-groups "
+			    "$FLEET_TOP/tools/fleet/badram-persist --no-sysfs "
+			    "--extra /tmp/in.list --list /tmp/ro/out.list"));
+	out = read_file("/tmp/ro/out.list", NULL);
+	ASSERT_NE(NULL, out);
+	EXPECT_STREQ("0x0000000040003000,0xfffffffffffff000\n", out);
+	free(out);
+	/* and a good write leaves only the list */
+	ASSERT_EQ(0, chmod("/tmp/ro", 0755));
+	ASSERT_EQ(0, persist("--extra /tmp/in.list --list /tmp/ro/out.list"));
+	EXPECT_EQ(0, system("test \"$(ls -A /tmp/ro)\" = out.list"));
+
+	/* a file planted where a fixed temporary name would go is not followed */
+	write_text("/tmp/victim", "keep\n");
+	ASSERT_EQ(0, symlink("/tmp/victim", "/tmp/ro/out.list.tmp"));
+	ASSERT_EQ(0, persist("--extra /tmp/in.list --list /tmp/ro/out.list"));
+	out = read_file("/tmp/victim", NULL);
+	ASSERT_NE(NULL, out);
+	EXPECT_STREQ("keep\n", out);
+	free(out);
+	out = read_file("/tmp/ro/out.list", NULL);
+	ASSERT_NE(NULL, out);
+	EXPECT_STREQ("0x0000000050003000,0xfffffffffffff000\n", out);
+	free(out);
+
+	/* durable before it replaces the old list: the file and its directory */
+	ASSERT_EQ(0, system("strace -f -o /tmp/persist.strace -e trace=fsync,fdatasync "
+			    "$FLEET_TOP/tools/fleet/badram-persist --no-sysfs "
+			    "--extra /tmp/in.list --list /tmp/ro/out.list"));
+	EXPECT_EQ(0, system("test $(grep -c 'sync(.*= 0' /tmp/persist.strace) -ge 2"))
+		TH_LOG("fewer than two fsyncs (file, directory) in /tmp/persist.strace");
 }
 
 TEST_HARNESS_MAIN
