@@ -51,13 +51,14 @@
 #include <linux/sort.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
+/* after what it needs: ctype, string, kstrtox */
+#include <linux/badram_pattern.h>
 
 #include "internal.h"
 
 #define BADRAM_INITRD_PATH	"kernel/badram"
 #define BADRAM_MAX_PARAMS	16		/* badram= on the command line */
 #define BADRAM_MAX_RANGES	BIT(20)		/* disjoint ranges at boot */
-#define BADRAM_TOKEN_MAX	24
 #define BADRAM_CHUNK		64		/* ranges per streaming step */
 #define BADRAM_NAMED_TOKENS	8		/* malformed tokens named in the log */
 /* One line of the sysfs lists: "0x%016llx,0x%016llx\n". */
@@ -115,50 +116,6 @@ static int __init badram_setup(char *str)
 	return 0;
 }
 early_param("badram", badram_setup);
-
-static bool __init badram_is_sep(char c)
-{
-	return c == ',' || c == '\0' || isspace(c);
-}
-
-/*
- * The next token of @buf from *@pos on: tokens are separated by commas and
- * white space, and '#' comments out the rest of a line.  Returns the
- * token's length, 0 at the end of @buf.
- */
-static size_t __init badram_next_token(const char *buf, size_t len,
-				       size_t *pos, const char **tok)
-{
-	size_t i = *pos, start;
-
-	for (;;) {
-		while (i < len && badram_is_sep(buf[i]))
-			i++;
-		if (i < len && buf[i] == '#') {
-			while (i < len && buf[i] != '\n')
-				i++;
-			continue;
-		}
-		break;
-	}
-	start = i;
-	while (i < len && !badram_is_sep(buf[i]) && buf[i] != '#')
-		i++;
-	*pos = i;
-	*tok = buf + start;
-	return i - start;
-}
-
-static bool __init badram_parse_u64(const char *tok, size_t n, u64 *val)
-{
-	char num[BADRAM_TOKEN_MAX + 1];
-
-	if (n > BADRAM_TOKEN_MAX)
-		return false;
-	memcpy(num, tok, n);
-	num[n] = '\0';
-	return !kstrtou64(num, 0, val);
-}
 
 /*
  * Count a malformed token; true if it is one of the first few, which the
@@ -222,54 +179,6 @@ static unsigned long __init badram_parse(const struct badram_src *src,
 		pr_warn("%s: address \"%.*s\" has no mask, ignored\n",
 			src->name, (int)min_t(size_t, alen, 32), atok);
 	return pairs;
-}
-
-/* The number of x in [0, @n) with (x & @m) == @v, where @v == (@v & @m). */
-static u64 __init badram_count_below(u64 n, u64 m, u64 v)
-{
-	u64 cnt = 0;
-	int bit;
-
-	for (bit = 63; bit >= 0; bit--) {
-		u64 b = 1ULL << bit;
-
-		if (n & b) {
-			/* x has 0 here, so any free bits below are fine */
-			if (!(v & b))
-				cnt += 1ULL << hweight64(~m & (b - 1));
-			/* continue with x equal to n so far, if it may be 1 */
-			if ((m & b) && !(v & b))
-				return cnt;
-		} else if (v & b) {
-			return cnt;
-		}
-	}
-	return cnt;
-}
-
-/* The smallest x >= @lo with (x & @m) == @v, or U64_MAX if there is none. */
-static u64 __init badram_next_match(u64 lo, u64 m, u64 v)
-{
-	u64 x = 0, cand = U64_MAX;
-	int bit;
-
-	for (bit = 63; bit >= 0; bit--) {
-		u64 b = 1ULL << bit, low = b - 1;
-
-		if (m & b) {
-			if ((v & b) && !(lo & b))
-				return x | b | (v & low);
-			if (!(v & b) && (lo & b))
-				return cand;
-			x |= v & b;
-		} else if (lo & b) {
-			x |= b;
-		} else {
-			/* setting this free bit instead gives a larger x */
-			cand = x | b | (v & low);
-		}
-	}
-	return x;
 }
 
 /* Page frame mask and value of a pattern. */

@@ -236,6 +236,43 @@ static inline uint64_t kernel_end_pfn(void)
 	return t ? (t + 1 + PAGE - 1) / PAGE : 0;
 }
 
+/* The pfn after the highest System RAM in /proc/iomem, or 0. */
+static inline uint64_t ram_end_pfn(void)
+{
+	char *io = read_file("/proc/iomem", NULL), *line, *save;
+	unsigned long long s, t, end = 0;
+
+	if (!io)
+		return 0;
+	for (line = strtok_r(io, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (line[0] != ' ' && strstr(line, ": System RAM") &&
+		    sscanf(line, "%llx-%llx", &s, &t) == 2 && t + 1 > end)
+			end = t + 1;
+	free(io);
+	return end / PAGE;
+}
+
+/* The kernel image's pfns, "Kernel code" to "Kernel bss" in /proc/iomem. */
+static inline int kernel_image_pfns(uint64_t *first, uint64_t *end)
+{
+	char *io = read_file("/proc/iomem", NULL), *line, *save;
+	unsigned long long s, t;
+
+	*first = *end = 0;
+	if (!io)
+		return -1;
+	for (line = strtok_r(io, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (sscanf(line, " %llx-%llx", &s, &t) != 2)
+			continue;
+		if (strstr(line, ": Kernel code"))
+			*first = s / PAGE;
+		if (strstr(line, ": Kernel bss"))
+			*end = (t + PAGE) / PAGE;
+	}
+	free(io);
+	return *first && *end > *first ? 0 : -1;
+}
+
 /* Build the expectation; returns NULL with a message on stderr. */
 static inline struct expect *expect_load(void)
 {

@@ -119,6 +119,24 @@ TEST_F(boot, counts)
 }
 
 /*
+ * KASLR on: the decompressor placed the kernel image clear of the bad
+ * pages, which the kernel itself reserves only later.
+ */
+TEST_F(boot, kernel_image_clear)
+{
+	uint64_t first, end, pfn, hits = 0;
+
+	ASSERT_EQ(0, kernel_image_pfns(&first, &end)) TH_LOG("no Kernel code/bss in /proc/iomem");
+	for (pfn = first; pfn < end; pfn++)
+		if (is_bad(self->e, pfn) && hits++ < 5)
+			TH_LOG("bad pfn 0x%llx in the kernel image", (unsigned long long)pfn);
+	TH_LOG("kernel image at pfn 0x%llx-0x%llx, %llu bad pages in it",
+	       (unsigned long long)first, (unsigned long long)end - 1,
+	       (unsigned long long)hits);
+	ASSERT_EQ(0, hits);
+}
+
+/*
  * The log names the first NAMED_TOKENS malformed tokens and sums up the
  * rest in one line (a corrupt list must not hold the boot on a serial
  * console), and names every refused pattern.
