@@ -26,6 +26,7 @@
 #define MAX_PATS	200000
 #define MAX_BAD_TOKENS	64
 #define NAMED_TOKENS	8		/* malformed tokens the kernel names */
+#define MAX_PARAMS	16		/* badram= parameters the kernel takes */
 #define MAX_RAM		64
 
 #define KPF_SLAB	7
@@ -53,6 +54,8 @@ struct expect {
 	uint8_t *bad;			/* bitmap of bad pfns */
 	uint64_t nbadpages;
 	char list_path[256];		/* fleet_test.badram_list, or "" */
+	size_t params_ignored;		/* badram= beyond MAX_PARAMS */
+	char ignored_param[33];		/* the first of them, 32 characters */
 };
 
 static inline char *read_file(const char *path, size_t *len)
@@ -279,7 +282,7 @@ static inline struct expect *expect_load(void)
 	struct expect *e = calloc(1, sizeof(*e));
 	struct pat *all = calloc(MAX_PATS, sizeof(*all));
 	char *cmd = read_file("/proc/cmdline", NULL), *tok, *save;
-	size_t nall = 0, ram_pages = 0;
+	size_t nall = 0, ram_pages = 0, nparams = 0;
 	uint64_t sum = 0;
 
 	if (!e || !all || !cmd)
@@ -291,7 +294,10 @@ static inline struct expect *expect_load(void)
 	for (size_t r = 0; r < e->nram; r++)
 		ram_pages += e->ram[r][1] - e->ram[r][0];
 	for (tok = strtok_r(cmd, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
-		if (!strncmp(tok, "badram=", 7))
+		if (!strncmp(tok, "badram=", 7) && nparams++ >= MAX_PARAMS) {
+			if (!e->params_ignored++)
+				snprintf(e->ignored_param, sizeof(e->ignored_param), "%s", tok + 7);
+		} else if (!strncmp(tok, "badram=", 7))
 			parse_list(e, tok + 7, strlen(tok + 7), all, &nall);
 		else if (!strncmp(tok, "fleet_test.badram_list=", 23))
 			snprintf(e->list_path, sizeof(e->list_path), "%s", tok + 23);

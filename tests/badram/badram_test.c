@@ -170,6 +170,12 @@ TEST_F(boot, warnings_logged)
 			 self->e->nbad_all);
 		EXPECT_NE(NULL, strstr(log, want)) TH_LOG("no line \"%s\"", want);
 	}
+	TH_LOG("%zu badram= parameters beyond %d", self->e->params_ignored, MAX_PARAMS);
+	if (self->e->params_ignored) {
+		snprintf(want, sizeof(want), "more than %d badram= parameters, \"%s\" ignored",
+			 MAX_PARAMS, self->e->ignored_param);
+		EXPECT_NE(NULL, strstr(log, want)) TH_LOG("no line \"%s\"", want);
+	}
 	for (p = log; (p = strstr(p, "badram: pattern ")); p++)
 		refused += !!strstr(p, " ignored: ") &&
 			   strstr(p, " ignored: ") < strchr(p, '\n');
