@@ -776,7 +776,9 @@ unsigned long badram_excluded_pages(void)
 
 /*
  * Copy fixed-length lines to @buf from byte @off on; @line(@idx) formats
- * line @idx, or returns false when there is none.
+ * line @idx, or returns false when there is none. Once a read has given
+ * bytes, it gives whole lines only: a read that starts at a line's start
+ * ends at one, so no line is made of two walks of a changing list.
  */
 static ssize_t badram_read_lines(char *buf, loff_t off, size_t count,
 				 bool (*line)(unsigned long idx, u64 *addr,
@@ -791,6 +793,8 @@ static ssize_t badram_read_lines(char *buf, loff_t off, size_t count,
 		size_t skip = off - idx * BADRAM_LINE_LEN, n;
 		u64 addr, mask;
 
+		if (done && !skip && count - done < BADRAM_LINE_LEN)
+			break;
 		if (!line(idx, &addr, &mask, state))
 			break;
 		snprintf(text, sizeof(text), "0x%016llx,0x%016llx\n", addr, mask);
@@ -875,6 +879,8 @@ static unsigned long badram_next_poisoned(unsigned long pfn)
 				return hit;
 		}
 		pfn = end;
+		if (fatal_signal_pending(current))
+			break;
 		cond_resched();
 	}
 	return ULONG_MAX;
