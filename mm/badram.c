@@ -139,7 +139,7 @@ static unsigned long __init badram_parse(const struct badram_src *src,
 	bool have_addr = false, addr_ok = false;
 	const char *tok, *atok = NULL;
 	size_t pos = 0, n, alen = 0;
-	u64 addr = 0, val;
+	u64 addr = 0, val = 0;
 
 	if (!out) {
 		/* an upper bound is all the caller needs: count tokens */

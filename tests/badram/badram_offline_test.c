@@ -296,7 +296,12 @@ static void write_text(const char *path, const char *text)
  * A DIMM replaced: --forget drops every bad page in a physical range and
  * keeps every other one, whatever the shape of the patterns.
  */
-TEST(persist_forget_range)
+/* badram-persist runs python several times: slow under TCG */
+FIXTURE(persist) {};
+FIXTURE_SETUP(persist) {}
+FIXTURE_TEARDOWN(persist) {}
+
+TEST_F_TIMEOUT(persist, forget_range, 240)
 {
 	uint64_t pfn, pats[256][2];
 	char *out;
@@ -331,7 +336,7 @@ TEST(persist_forget_range)
 }
 
 /* The list is replaced whole or not at all, and nothing is left behind. */
-TEST(persist_write_atomic)
+TEST_F_TIMEOUT(persist, write_atomic, 240)
 {
 	char *out;
 
@@ -384,7 +389,7 @@ TEST(persist_write_atomic)
 	}
 
 	/* durable before it replaces the old list: the file and its directory */
-	ASSERT_EQ(0, system("strace -f -o /tmp/persist.strace -e trace=fsync,fdatasync "
+	ASSERT_EQ(0, system("strace --seccomp-bpf -f -o /tmp/persist.strace -e trace=fsync,fdatasync "
 			    "$FLEET_TOP/tools/fleet/badram-persist --no-sysfs "
 			    "--extra /tmp/in.list --list /tmp/ro/out.list"));
 	EXPECT_EQ(0, system("test $(grep -c 'sync(.*= 0' /tmp/persist.strace) -ge 2"))
