@@ -61,6 +61,8 @@
 #define BADRAM_MAX_RANGES	BIT(20)		/* disjoint ranges at boot */
 #define BADRAM_CHUNK		64		/* ranges per streaming step */
 #define BADRAM_NAMED_TOKENS	8		/* malformed tokens named in the log */
+#define BADRAM_TRIES		16		/* windows tried for working memory */
+#define BADRAM_SLACK		64		/* spare memblock.reserved regions */
 /* One line of the sysfs lists: "0x%016llx,0x%016llx\n". */
 #define BADRAM_LINE_LEN		38
 
@@ -127,19 +129,59 @@ static bool __init badram_name_malformed(void)
 }
 
 /*
- * Parse the address,mask pairs of @src into @out; warn about malformed
- * input if @warn.  Pairs are positional: a malformed token invalidates the
- * pair it belongs to, and the pairs after it still apply.  Returns the
- * number of well-formed pairs; with @out NULL, only an upper bound on it.
+ * The next well-formed address,mask pair of @src from *@pos on, into @p;
+ * warn about malformed input if @warn. Pairs are positional: a malformed
+ * token invalidates the pair it belongs to, and the pairs after it still
+ * apply. *@idx counts the pairs read. Returns false at the end of @src.
+ */
+static bool __init badram_next_pair(const struct badram_src *src,
+				    size_t *pos, unsigned long *idx,
+				    struct badram_pattern *p, bool warn)
+{
+	const char *atok, *mtok;
+	size_t an, mn;
+	u64 addr, mask;
+	bool aok, mok;
+
+	for (;;) {
+		an = badram_next_token(src->buf, src->len, pos, &atok);
+		if (!an)
+			return false;
+		aok = badram_parse_u64(atok, an, &addr);
+		if (!aok && warn && badram_name_malformed())
+			pr_warn("%s: pair %lu: bad address \"%.*s\", pair ignored\n",
+				src->name, *idx + 1, (int)min_t(size_t, an, 32), atok);
+		mn = badram_next_token(src->buf, src->len, pos, &mtok);
+		if (!mn) {
+			if (warn)
+				pr_warn("%s: address \"%.*s\" has no mask, ignored\n",
+					src->name, (int)min_t(size_t, an, 32), atok);
+			return false;
+		}
+		(*idx)++;
+		mok = badram_parse_u64(mtok, mn, &mask);
+		if (!mok && warn && badram_name_malformed())
+			pr_warn("%s: pair %lu: bad mask \"%.*s\", pair ignored\n",
+				src->name, *idx, (int)min_t(size_t, mn, 32), mtok);
+		if (aok && mok) {
+			p->mask = mask;
+			p->addr = addr & mask;
+			return true;
+		}
+	}
+}
+
+/*
+ * Parse the well-formed address,mask pairs of @src into @out, warning about
+ * malformed input; returns how many. With @out NULL, only an upper bound on
+ * it, counted quietly.
  */
 static unsigned long __init badram_parse(const struct badram_src *src,
-					 struct badram_pattern *out, bool warn)
+					 struct badram_pattern *out)
 {
 	unsigned long pairs = 0, idx = 0;
-	bool have_addr = false, addr_ok = false;
-	const char *tok, *atok = NULL;
-	size_t pos = 0, n, alen = 0;
-	u64 addr = 0, val = 0;
+	const char *tok;
+	size_t pos = 0;
 
 	if (!out) {
 		/* an upper bound is all the caller needs: count tokens */
@@ -147,37 +189,8 @@ static unsigned long __init badram_parse(const struct badram_src *src,
 			idx++;
 		return idx / 2;
 	}
-	while ((n = badram_next_token(src->buf, src->len, &pos, &tok))) {
-		bool ok = badram_parse_u64(tok, n, &val);
-
-		if (!have_addr) {
-			have_addr = true;
-			addr_ok = ok;
-			addr = val;
-			atok = tok;
-			alen = n;
-			if (!ok && warn && badram_name_malformed())
-				pr_warn("%s: pair %lu: bad address \"%.*s\", pair ignored\n",
-					src->name, idx + 1, (int)min_t(size_t, n, 32), tok);
-			continue;
-		}
-		have_addr = false;
-		idx++;
-		if (!ok) {
-			if (warn && badram_name_malformed())
-				pr_warn("%s: pair %lu: bad mask \"%.*s\", pair ignored\n",
-					src->name, idx, (int)min_t(size_t, n, 32), tok);
-			continue;
-		}
-		if (!addr_ok)
-			continue;
-		out[pairs].mask = val;
-		out[pairs].addr = addr & val;
+	while (badram_next_pair(src, &pos, &idx, &out[pairs], true))
 		pairs++;
-	}
-	if (have_addr && warn)
-		pr_warn("%s: address \"%.*s\" has no mask, ignored\n",
-			src->name, (int)min_t(size_t, alen, 32), atok);
 	return pairs;
 }
 
@@ -423,6 +436,146 @@ static unsigned long __init badram_validate(struct badram_pattern *p,
 	return kept;
 }
 
+/*
+ * Where the bad pages are, for placing working memory before they are
+ * reserved: the sources themselves (before anything is parsed into
+ * memory), the parsed patterns, or their sorted, merged ranges.
+ */
+struct badram_set {
+	const struct badram_src *src;
+	unsigned int nsrc;
+	const struct badram_pattern *p;
+	unsigned long nr;
+	const struct badram_range *r;
+	unsigned long n;
+};
+
+/* The first pfn of [@lo, @hi) that @p matches, or @hi. */
+static unsigned long __init badram_first_match(const struct badram_pattern *p,
+					       unsigned long lo,
+					       unsigned long hi)
+{
+	u64 m, v, x;
+
+	badram_pfn_mask(p, &m, &v);
+	x = badram_next_match(lo, m, v);
+	return x < hi ? x : hi;
+}
+
+/*
+ * The first bad pfn of @set in [@lo, @hi), or @hi. From the sources, every
+ * well-formed pattern counts but one that alone matches more than half of
+ * memory, which badram_validate() refuses anyway; those it may refuse for
+ * the sum only make the answer more careful.
+ */
+static unsigned long __init badram_first_bad(const struct badram_set *set,
+					     unsigned long lo, unsigned long hi)
+{
+	u64 half = (memblock_phys_mem_size() >> PAGE_SHIFT) / 2, ranges;
+	unsigned long i, a = 0, b = set->n, k, idx, x;
+	struct badram_pattern p;
+	size_t pos;
+
+	if (set->r) {
+		/* the first range that ends above @lo */
+		while (a < b) {
+			k = a + (b - a) / 2;
+			if (set->r[k].end <= lo)
+				a = k + 1;
+			else
+				b = k;
+		}
+		if (a < set->n && set->r[a].start < hi)
+			return max(set->r[a].start, lo);
+		return hi;
+	}
+	for (i = 0; i < set->nr; i++)
+		hi = badram_first_match(&set->p[i], lo, hi);
+	for (i = 0; i < set->nsrc; i++) {
+		pos = 0;
+		idx = 0;
+		while (badram_next_pair(&set->src[i], &pos, &idx, &p, false)) {
+			x = badram_first_match(&p, lo, hi);
+			if (x < hi && badram_pattern_pages(&p, &ranges) <= half)
+				hi = x;
+		}
+	}
+	return hi;
+}
+
+/*
+ * A free block of @size bytes (a multiple of the page size) below
+ * memblock's limit with no bad page of @set, or 0. Top-down, as memblock
+ * allocates: a window with a bad page is followed by the highest window
+ * below its lowest bad page. Read from the sources or the patterns, each
+ * window costs a pass over all of them, so only BADRAM_TRIES are tried.
+ */
+static phys_addr_t __init badram_find_clean(size_t size,
+					    const struct badram_set *set)
+{
+	phys_addr_t limit = memblock_get_current_limit(), ps, pe;
+	unsigned long pages = PFN_DOWN(size), lo, hi, bad;
+	unsigned long tries = set->r ? ULONG_MAX : BADRAM_TRIES;
+	u64 i;
+
+	for_each_free_mem_range_reverse(i, NUMA_NO_NODE, MEMBLOCK_NONE,
+					&ps, &pe, NULL) {
+		hi = PFN_DOWN(min(pe, limit));
+		while (hi >= PFN_UP(ps) + pages) {
+			lo = hi - pages;
+			bad = badram_first_bad(set, lo, hi);
+			if (bad == hi)
+				return PFN_PHYS(lo);
+			if (!--tries)
+				return 0;
+			hi = bad;
+		}
+	}
+	return 0;
+}
+
+/*
+ * @size bytes (a multiple of the page size) of working memory on no bad
+ * page of @set, not written yet. Failing that, any, with a warning:
+ * badram_count_early() then counts the bad pages under it.
+ */
+static void *__init badram_alloc_work(size_t size,
+				      const struct badram_set *set,
+				      const char *what)
+{
+	phys_addr_t at = badram_find_clean(size, set), addr = 0;
+
+	if (at)
+		addr = memblock_phys_alloc_range(size, PAGE_SIZE, at, at + size);
+	if (!addr) {
+		pr_warn("no %zu KiB free of bad pages found for the %s: it may be on some\n",
+			size >> 10, what);
+		addr = memblock_phys_alloc_range(size, PAGE_SIZE, 0,
+						 MEMBLOCK_ALLOC_ACCESSIBLE);
+	}
+	return addr ? phys_to_virt(addr) : NULL;
+}
+
+/*
+ * Room in memblock.reserved for @cnt regions, its array on no bad page of
+ * @set: when full, memblock_add_range() would move it to wherever memblock
+ * allocates, in the middle of the reservation, and copy it there.
+ */
+static void __init badram_make_room(unsigned long cnt,
+				    const struct badram_set *set)
+{
+	size_t size = PAGE_ALIGN(cnt * sizeof(struct memblock_region));
+	phys_addr_t at;
+
+	if (cnt <= memblock.reserved.max)
+		return;
+	at = badram_find_clean(size, set);
+	if (at && !memblock_reserve_room(cnt, at, at + size))
+		return;
+	pr_warn("no %zu KiB free of bad pages found for memblock's reserved regions: they may move onto some\n",
+		size >> 10);
+}
+
 /* Pages of [@s, @e) in the disjoint ranges @x[0..@nx). */
 static unsigned long __init badram_overlap(unsigned long s, unsigned long e,
 					   const struct badram_range *x,
@@ -438,44 +591,20 @@ static unsigned long __init badram_overlap(unsigned long s, unsigned long e,
 }
 
 /*
- * Bad pages that early boot allocated before badram_reserve() ran: those
- * memblock has reserved already, except under our own temporary arrays
- * @a and @b, which are freed around the bad pages later, and the window
- * kept for the mem_section roots, counted by badram_place_roots(). One
- * pass over memblock.reserved and the sorted, merged ranges @r.
+ * Bad pages in use before badram_reserve() reserved them: what early boot
+ * allocated before it ran, its own working memory and memblock's array
+ * where no place free of bad pages was found (badram_alloc_work(),
+ * badram_make_room()), but not the window kept for the mem_section roots,
+ * counted by badram_place_roots(). One pass over memblock.reserved and
+ * the sorted, merged ranges @r.
  */
 static unsigned long __init badram_count_early(const struct badram_range *r,
-					       unsigned long n,
-					       const void *a, size_t asize,
-					       const void *b, size_t bsize)
+					       unsigned long n)
 {
-	struct badram_range x[3] = {
-		{ badram_window_start, badram_window_end },
-		{ PFN_DOWN(__pa(a)), PFN_UP(__pa(a) + asize) },
-		{ PFN_DOWN(__pa(b)), PFN_UP(__pa(b) + bsize) },
-	}, t;
+	struct badram_range w = { badram_window_start, badram_window_end };
 	unsigned long i = 0, k, done = 0, early = 0, s, e, os, oe;
 	phys_addr_t rs, re;
-	unsigned int nx = 0, m;
 	u64 j;
-
-	/* sort the three by start and merge them, for badram_overlap() */
-	for (m = 0; m < 3; m++) {
-		if (x[m].start >= x[m].end)
-			continue;
-		t = x[m];
-		for (k = nx; k && x[k - 1].start > t.start; k--)
-			x[k] = x[k - 1];
-		x[k] = t;
-		nx++;
-	}
-	for (m = 1, k = 0; m < nx; m++) {
-		if (x[m].start <= x[k].end)
-			x[k].end = max(x[k].end, x[m].end);
-		else
-			x[++k] = x[m];
-	}
-	nx = nx ? k + 1 : 0;
 
 	for_each_reserved_mem_range(j, &rs, &re) {
 		/* a page that two unaligned regions share counts once */
@@ -488,7 +617,7 @@ static unsigned long __init badram_count_early(const struct badram_range *r,
 		for (k = i; k < n && r[k].start < e; k++) {
 			os = max(s, r[k].start);
 			oe = min(e, r[k].end);
-			early += oe - os - badram_overlap(os, oe, x, nx);
+			early += oe - os - badram_overlap(os, oe, &w, 1);
 		}
 		done = e;
 	}
@@ -594,20 +723,21 @@ static unsigned long __init badram_place_roots(const struct badram_range *r,
 }
 
 /*
- * Sort and merge the ranges of all patterns (in @p, a temporary array of
- * @psize bytes), reserve them; returns the pages reserved.
+ * Sort and merge the ranges of all patterns @p, reserve them; returns the
+ * pages reserved.
  */
-static u64 __init badram_apply(const struct badram_pattern *p, size_t psize,
+static u64 __init badram_apply(const struct badram_pattern *p,
 			       unsigned long nr, unsigned long nr_ranges)
 {
-	size_t size = nr_ranges * sizeof(struct badram_range);
+	size_t size = PAGE_ALIGN(max(nr_ranges, 1UL) * sizeof(struct badram_range));
+	struct badram_set set = { .p = p, .nr = nr };
 	struct badram_range *r;
 	unsigned long i, n = 0, merged = 0, need;
 	unsigned long start, end;
 	u64 pages = 0, next;
 	int j;
 
-	r = memblock_alloc_raw(size, SMP_CACHE_BYTES);
+	r = badram_alloc_work(size, &set, "range array");
 	if (!r) {
 		/* Correct but slower, and overlaps are counted twice. */
 		pr_warn("no memory to sort %lu ranges, reserving pattern by pattern\n",
@@ -651,7 +781,11 @@ static u64 __init badram_apply(const struct badram_pattern *p, size_t psize,
 		if (badram_longest_free(r, merged) < need)
 			badram_pick_window(r, merged, need, PFN_UP(used) + 1);
 	}
-	badram_early_pages = badram_count_early(r, merged, r, size, p, psize);
+	/* a region per range, and per bad page of the roots' window */
+	set = (struct badram_set){ .r = r, .n = merged };
+	badram_make_room(memblock.reserved.cnt + merged + BADRAM_SLACK +
+			 badram_window_end - badram_window_start, &set);
+	badram_early_pages = badram_count_early(r, merged);
 	for (i = 0; i < merged; i++)
 		pages += badram_reserve_pfns(r[i].start, r[i].end);
 	pages += badram_place_roots(r, merged);
@@ -664,39 +798,47 @@ void __init badram_reserve(void)
 	struct badram_src src[BADRAM_MAX_PARAMS + 1];
 	struct badram_pattern *p, *keep;
 	unsigned long parsed = 0, nr = 0, nr_ranges, i;
+	struct badram_set set = { .src = src };
 	unsigned int nsrc;
 	u64 t0 = local_clock();
+	size_t psize;
 
 	nsrc = badram_sources(src);
 	if (!nsrc)
 		return;
+	set.nsrc = nsrc;
 	/* an upper bound first, then the real parse into the array */
 	for (i = 0; i < nsrc; i++)
-		parsed += badram_parse(&src[i], NULL, false);
-	parsed = max(parsed, 1UL);
-	p = memblock_alloc(parsed * sizeof(*p), SMP_CACHE_BYTES);
+		parsed += badram_parse(&src[i], NULL);
+	psize = PAGE_ALIGN(max(parsed, 1UL) * sizeof(*p));
+	/*
+	 * Nothing may be written to a bad page: the arrays are placed off
+	 * them, and memblock's array gets room for what they take first.
+	 */
+	badram_make_room(memblock.reserved.cnt + BADRAM_SLACK, &set);
+	p = badram_alloc_work(psize, &set, "patterns");
 	if (!p) {
 		pr_err("no memory for %lu patterns: none applied\n", parsed);
 		return;
 	}
 	for (i = 0; i < nsrc; i++)
-		nr += badram_parse(&src[i], p + nr, true);
+		nr += badram_parse(&src[i], p + nr);
 	if (badram_nr_malformed > BADRAM_NAMED_TOKENS)
 		pr_warn("%lu malformed tokens in all, the first %d named above\n",
 			badram_nr_malformed, BADRAM_NAMED_TOKENS);
 	if (!nr) {
 		pr_warn("no valid address,mask pair given\n");
-		memblock_free(p, parsed * sizeof(*p));
+		memblock_free(p, psize);
 		return;
 	}
 
 	nr = badram_validate(p, nr, &nr_ranges);
 	if (!nr) {
 		pr_warn("all %lu patterns rejected\n", badram_nr_rejected);
-		memblock_free(p, parsed * sizeof(*p));
+		memblock_free(p, psize);
 		return;
 	}
-	badram_pages = badram_apply(p, parsed * sizeof(*p), nr, nr_ranges);
+	badram_pages = badram_apply(p, nr, nr_ranges);
 
 	/* The list for sysfs, allocated now that it avoids the bad pages. */
 	keep = memblock_alloc(nr * sizeof(*p), SMP_CACHE_BYTES);
@@ -704,7 +846,7 @@ void __init badram_reserve(void)
 		memcpy(keep, p, nr * sizeof(*p));
 		badram_patterns = keep;
 		badram_nr_patterns = nr;
-		badram_free_temp(p, parsed * sizeof(*p), keep, nr);
+		badram_free_temp(p, psize, keep, nr);
 	} else {
 		badram_patterns = p;	/* may sit on a bad page: keep it */
 		badram_nr_patterns = nr;

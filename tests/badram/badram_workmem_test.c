@@ -53,10 +53,11 @@ static void add_region(FIXTURE_DATA(workmem) *self, uint64_t s, uint64_t e,
 
 /*
  * memblock=debug prints, for an allocation,
- *   memblock_alloc_try_nid_raw: 4096 bytes align=0x40 nid=-1 from=... badram_apply+0x4a/0x2f0
+ *   memblock_phys_alloc_range: 4096 bytes align=0x1000 from=... badram_apply+0x4a/0x2f0
  *   memblock_reserve: [0x000000003fe00000-0x000000003fe00fff] memblock_alloc_range_nid+0xc4/0x150
  * and for a move of a regions array
  *   memblock: reserved is doubled to 256 at [0x...-0x...]
+ * ("is resized to" where badram made room for its reservations).
  */
 FIXTURE_SETUP(workmem)
 {
@@ -81,7 +82,8 @@ FIXTURE_SETUP(workmem)
 			self->summary = true;
 			break;
 		}
-		if (strstr(line, "memblock_alloc") && strstr(line, " badram_")) {
+		if (strstr(line, "memblock_") && strstr(line, " bytes align=") &&
+		    strstr(line, " badram_")) {
 			in = true;
 			pending = true;
 			self->allocs++;
