@@ -35,6 +35,7 @@
 #include <linux/bitops.h>
 #include <linux/ctype.h>
 #include <linux/earlycpio.h>
+#include <linux/fault-inject.h>
 #include <linux/init.h>
 #include <linux/initrd.h>
 #include <linux/kernel.h>
@@ -63,6 +64,7 @@
 #define BADRAM_NAMED_TOKENS	8		/* malformed tokens named in the log */
 #define BADRAM_TRIES		16		/* windows tried for working memory */
 #define BADRAM_SLACK		64		/* spare memblock.reserved regions */
+#define BADRAM_SWEEP		1024		/* ranges per window, no range array */
 /* One line of the sysfs lists: "0x%016llx,0x%016llx\n". */
 #define BADRAM_LINE_LEN		38
 
@@ -477,6 +479,9 @@ static unsigned long __init badram_first_bad(const struct badram_set *set,
 	size_t pos;
 
 	if (set->r) {
+		/* the roots' window is kept free: as good as bad here */
+		if (badram_window_start < hi && badram_window_end > lo)
+			hi = max(badram_window_start, lo);
 		/* the first range that ends above @lo */
 		while (a < b) {
 			k = a + (b - a) / 2;
@@ -723,29 +728,255 @@ static unsigned long __init badram_place_roots(const struct badram_range *r,
 }
 
 /*
+ * Regions of memblock.reserved that pfns [@s, @e) overlaps or touches:
+ * memblock_add_range() needs at most one new region more than that.
+ */
+static unsigned long __init badram_spanned(unsigned long s, unsigned long e)
+{
+	const struct memblock_type *t = &memblock.reserved;
+	phys_addr_t base = PFN_PHYS(s), end = PFN_PHYS(e);
+	unsigned long a = 0, b = t->cnt, k;
+
+	while (a < b) {
+		k = a + (b - a) / 2;
+		if (t->regions[k].base + t->regions[k].size < base)
+			a = k + 1;
+		else
+			b = k;
+	}
+	for (k = a; k < t->cnt && t->regions[k].base <= end; k++)
+		;
+	return k - a;
+}
+
+/*
+ * Move memblock.reserved's array, with room for @cnt regions, into free
+ * memory below pfn @below but not into the window kept for the mem_section
+ * roots. Called while the sorted ranges are reserved from the bottom up:
+ * every bad page below @below is reserved by then (those of the window
+ * excepted), so that memory holds none.
+ */
+static bool __init badram_grow_below(unsigned long cnt, unsigned long below)
+{
+	unsigned long ws = badram_window_start, we = badram_window_end;
+
+	if (ws == we)
+		return !memblock_reserve_room(cnt, 0, PFN_PHYS(below));
+	if (we < below &&
+	    !memblock_reserve_room(cnt, PFN_PHYS(we), PFN_PHYS(below)))
+		return true;
+	return !memblock_reserve_room(cnt, 0, PFN_PHYS(min(below, ws)));
+}
+
+/* Bytes of memblock.reserved's array, and where it is. */
+static size_t __init badram_array_size(void)
+{
+	return PAGE_ALIGN(memblock.reserved.max * sizeof(struct memblock_region));
+}
+
+/* Is pfn @k in one of the sorted, disjoint ranges @r[0..@n)? */
+static bool __init badram_range_has(const struct badram_range *r,
+				    unsigned long n, unsigned long k)
+{
+	unsigned long a = 0, b = n, m;
+
+	while (a < b) {
+		m = a + (b - a) / 2;
+		if (r[m].end <= k)
+			a = m + 1;
+		else
+			b = m;
+	}
+	return a < n && r[a].start <= k;
+}
+
+/*
+ * memblock grew its array by itself, to wherever it allocates: count the
+ * bad pages of @set under the new one, which is written at once.
+ */
+static void __init badram_check_array(const struct badram_set *set)
+{
+	unsigned long lo = PFN_DOWN(__pa(memblock.reserved.regions));
+	unsigned long hi = lo + PFN_DOWN(badram_array_size()), n = 0, k;
+
+	for (k = lo; k < hi; k++)
+		n += set->r ? badram_range_has(set->r, set->n, k) :
+			      badram_first_bad(set, k, k + 1) == k;
+	if (!n)
+		return;
+	badram_early_pages += n;
+	pr_err("memblock's reserved regions moved onto %lu bad pages\n", n);
+}
+
+/*
+ * Working memory at @ptr, @size bytes, that had to go where @set names
+ * bad pages (badram_alloc_work() found no block free of them): say how
+ * many. badram_count_early() counts them.
+ */
+static void __init badram_report_work(const struct badram_set *set,
+				      const void *ptr, size_t size,
+				      const char *what)
+{
+	unsigned long lo = PFN_DOWN(__pa(ptr)), k, n = 0;
+
+	for (k = lo; k < lo + PFN_UP(size); k++)
+		n += badram_range_has(set->r, set->n, k);
+	if (n)
+		pr_err("the %s is on %lu bad pages\n", what, n);
+}
+
+/*
+ * Reserve the sorted, merged ranges @r[0..@n) from the bottom up. Should
+ * memblock.reserved be about to run out of room (badram_make_room() found
+ * no block for all of it), grow its array first, into memory below the
+ * range (badram_grow_below()): memblock would double it to wherever it
+ * allocates, which is above, on bad pages not reserved yet. If memblock
+ * grows it all the same, count what that costs. Returns the pages
+ * reserved.
+ */
+static u64 __init badram_reserve_ranges(const struct badram_range *r,
+					unsigned long n,
+					const struct badram_set *set)
+{
+	struct memblock_type *t = &memblock.reserved;
+	struct memblock_region *regions;
+	unsigned long i, need;
+	u64 pages = 0;
+
+	for (i = 0; i < n; i++) {
+		/* the range may be split around the roots' window: +2 */
+		need = t->cnt + badram_spanned(r[i].start, r[i].end) + 2;
+		if (need + BADRAM_SLACK > t->max)
+			badram_grow_below(max(2 * t->max, need + BADRAM_SLACK),
+					  r[i].start);
+		regions = t->regions;
+		pages += badram_reserve_pfns(r[i].start, r[i].end);
+		if (t->regions != regions)
+			badram_check_array(set);
+	}
+	return pages;
+}
+
+/*
+ * Sort @r[0..@n) by start and merge the ranges that overlap or touch;
+ * returns how many are left.
+ */
+static unsigned long __init badram_sort_merge(struct badram_range *r,
+					      unsigned long n)
+{
+	unsigned long i, merged = 0;
+
+	/* lists written by badram-persist are sorted already */
+	for (i = 1; i < n && r[i - 1].start <= r[i].start; i++)
+		;
+	if (i < n)
+		sort(r, n, sizeof(*r), badram_range_cmp, NULL);
+	for (i = 0; i < n; i++) {
+		if (merged && r[i].start <= r[merged - 1].end)
+			r[merged - 1].end = max(r[merged - 1].end, r[i].end);
+		else
+			r[merged++] = r[i];
+	}
+	return merged;
+}
+
+#ifdef CONFIG_FAULT_INJECTION
+/* fail_badram_sort=: as if there were no memory for the range array */
+static DECLARE_FAULT_ATTR(fail_badram_sort);
+
+static int __init fail_badram_sort_setup(char *str)
+{
+	return setup_fault_attr(&fail_badram_sort, str) ? 0 : -EINVAL;
+}
+early_param("fail_badram_sort", fail_badram_sort_setup);
+
+static bool __init badram_fail_sort(size_t size)
+{
+	return should_fail(&fail_badram_sort, size);
+}
+#else
+static inline bool badram_fail_sort(size_t size)
+{
+	return false;
+}
+#endif
+
+/* Windows of the sweep, in the kernel image, which KASLR keeps off bad pages. */
+static struct badram_range badram_sweep_buf[BADRAM_SWEEP] __initdata;
+
+/*
+ * Without memory for the range array: sweep the pfns from the bottom up,
+ * in windows of at most BADRAM_SWEEP ranges that are sorted, merged,
+ * counted and reserved as the whole array would be. A window fills up as
+ * the patterns are read; when it is full even after merging, it ends
+ * where the upper half of it starts. A pass over the patterns per window:
+ * slow, just as exact. The mem_section roots get no run of their own
+ * (badram_pick_window()) on this path. Returns the pages reserved.
+ */
+static u64 __init badram_apply_sweep(const struct badram_pattern *p,
+				     unsigned long nr)
+{
+	struct badram_range *r = badram_sweep_buf;
+	struct badram_set set = { .p = p, .nr = nr };
+	unsigned long lo = 0, hi, n, i, s, e, start, end, windows = 0;
+
+	u64 pages = 0, next;
+	int j;
+
+	do {
+		hi = ULONG_MAX;
+		n = 0;
+		for (i = 0; i < nr; i++) {
+			for_each_mem_pfn_range(j, MAX_NUMNODES, &start, &end, NULL) {
+				s = max(start, lo);
+				e = min(end, hi);
+				while (s < e) {
+					n += badram_fill(&p[i], s, e, r + n,
+							 BADRAM_SWEEP - n, &next);
+					s = next;
+					if (n < BADRAM_SWEEP)
+						break;
+					n = badram_sort_merge(r, n);
+					if (n < BADRAM_SWEEP)
+						continue;
+					/* disjoint and sorted: r[n/2 - 1] ends below */
+					hi = r[BADRAM_SWEEP / 2].start;
+					n = BADRAM_SWEEP / 2;
+					e = min(e, hi);
+				}
+			}
+		}
+		n = badram_sort_merge(r, n);
+		badram_early_pages += badram_count_early(r, n);
+		pages += badram_reserve_ranges(r, n, &set);
+		windows++;
+		lo = hi;
+	} while (hi != ULONG_MAX);
+	pr_info("%llu pages reserved in %lu windows\n", pages, windows);
+	return pages;
+}
+
+/*
  * Sort and merge the ranges of all patterns @p, reserve them; returns the
  * pages reserved.
  */
-static u64 __init badram_apply(const struct badram_pattern *p,
+static u64 __init badram_apply(const struct badram_pattern *p, size_t psize,
 			       unsigned long nr, unsigned long nr_ranges)
 {
 	size_t size = PAGE_ALIGN(max(nr_ranges, 1UL) * sizeof(struct badram_range));
 	struct badram_set set = { .p = p, .nr = nr };
-	struct badram_range *r;
-	unsigned long i, n = 0, merged = 0, need;
+	struct badram_range *r = NULL;
+	unsigned long i, n = 0, merged, need;
 	unsigned long start, end;
 	u64 pages = 0, next;
 	int j;
 
-	r = badram_alloc_work(size, &set, "range array");
+	if (!badram_fail_sort(size))
+		r = badram_alloc_work(size, &set, "range array");
 	if (!r) {
-		/* Correct but slower, and overlaps are counted twice. */
-		pr_warn("no memory to sort %lu ranges, reserving pattern by pattern\n",
-			nr_ranges);
-		for (i = 0; i < nr; i++)
-			for_each_mem_pfn_range(j, MAX_NUMNODES, &start, &end, NULL)
-				pages += badram_reserve_span(&p[i], start, end);
-		return pages;
+		pr_warn("no memory to sort %lu ranges: reserving them in windows of %d\n",
+			nr_ranges, BADRAM_SWEEP);
+		return badram_apply_sweep(p, nr);
 	}
 	for (i = 0; i < nr; i++) {
 		if (badram_single(&p[i])) {
@@ -760,17 +991,7 @@ static u64 __init badram_apply(const struct badram_pattern *p,
 			n += badram_fill(&p[i], start, end, r + n,
 					 nr_ranges - n, &next);
 	}
-	/* lists written by badram-persist are sorted already */
-	for (i = 1; i < n && r[i - 1].start <= r[i].start; i++)
-		;
-	if (i < n)
-		sort(r, n, sizeof(*r), badram_range_cmp, NULL);
-	for (i = 0; i < n; i++) {
-		if (merged && r[i].start <= r[merged - 1].end)
-			r[merged - 1].end = max(r[merged - 1].end, r[i].end);
-		else
-			r[merged++] = r[i];
-	}
+	merged = badram_sort_merge(r, n);
 	need = sparse_roots_size();
 	if (need) {
 		/* the roots of sections up to max_pfn, and a page of slack */
@@ -781,13 +1002,29 @@ static u64 __init badram_apply(const struct badram_pattern *p,
 		if (badram_longest_free(r, merged) < need)
 			badram_pick_window(r, merged, need, PFN_UP(used) + 1);
 	}
-	/* a region per range, and per bad page of the roots' window */
 	set = (struct badram_set){ .r = r, .n = merged };
-	badram_make_room(memblock.reserved.cnt + merged + BADRAM_SLACK +
-			 badram_window_end - badram_window_start, &set);
 	badram_early_pages = badram_count_early(r, merged);
-	for (i = 0; i < merged; i++)
-		pages += badram_reserve_pfns(r[i].start, r[i].end);
+	badram_report_work(&set, p, psize, "patterns");
+	badram_report_work(&set, r, size, "range array");
+	/*
+	 * Room for every range at once, off bad pages. A range that spans k
+	 * regions needs k + 1 new ones before memblock merges them.
+	 */
+	for (i = 0, n = 0; i < merged; i++)
+		n = max(n, badram_spanned(r[i].start, r[i].end));
+	badram_make_room(memblock.reserved.cnt + merged + n + 2 + BADRAM_SLACK +
+			 badram_window_end - badram_window_start, &set);
+	/* an array on bad pages already is counted above; move it off them */
+	start = PFN_DOWN(__pa(memblock.reserved.regions));
+	end = start + PFN_DOWN(badram_array_size());
+	if (badram_first_bad(&set, start, end) < end)
+		badram_make_room(memblock.reserved.max + 1, &set);
+	pages = badram_reserve_ranges(r, merged, &set);
+	/* a region per bad page of the roots' window, anywhere but there */
+	need = memblock.reserved.cnt + badram_window_end - badram_window_start +
+	       BADRAM_SLACK;
+	if (need > memblock.reserved.max)
+		badram_grow_below(need, max_pfn);
 	pages += badram_place_roots(r, merged);
 	badram_free_temp(r, size, p, nr);
 	return pages;
@@ -838,7 +1075,7 @@ void __init badram_reserve(void)
 		memblock_free(p, psize);
 		return;
 	}
-	badram_pages = badram_apply(p, nr, nr_ranges);
+	badram_pages = badram_apply(p, psize, nr, nr_ranges);
 
 	/* The list for sysfs, allocated now that it avoids the bad pages. */
 	keep = memblock_alloc(nr * sizeof(*p), SMP_CACHE_BYTES);

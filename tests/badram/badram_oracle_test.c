@@ -7,7 +7,8 @@
  * finds the entry whose parameters this boot has (a boot with none is a
  * failure), and checks that exactly those pages are excluded: each is
  * reserved, the kernel's count equals the hand count, and the pages next
- * to them are not reserved.
+ * to them are not reserved. A shape with fail_badram_sort= runs it on the
+ * path taken when there is no memory to sort the ranges.
  */
 #include "../../kselftest_harness.h"
 #include "badram.h"
@@ -152,6 +153,28 @@ TEST_F(oracle, neighbours_free)
 	}
 	TH_LOG("%llu pages checked", (unsigned long long)checked);
 	ASSERT_EQ(0ULL, (unsigned long long)bad);
+}
+
+/*
+ * The path taken: with fail_badram_sort= (a fault-injection option) the
+ * range array is refused and the pages are reserved in windows, which the
+ * tests above find just as exact; without it, the array is used.
+ */
+TEST_F(oracle, path_taken)
+{
+	char *cmd = read_file("/proc/cmdline", NULL), *log = kernel_log();
+	bool forced, swept;
+
+	ASSERT_NE(NULL, cmd);
+	ASSERT_NE(NULL, log);
+	forced = strstr(cmd, "fail_badram_sort=") != NULL;
+	swept = strstr(log, "badram: no memory to sort ") != NULL &&
+		strstr(log, " pages reserved in ") != NULL;
+	TH_LOG("fail_badram_sort= %s, windowed path %s", forced ? "given" : "not given",
+	       swept ? "taken" : "not taken");
+	ASSERT_EQ(forced, swept);
+	free(cmd);
+	free(log);
 }
 
 TEST_HARNESS_MAIN
