@@ -101,6 +101,8 @@ static unsigned long badram_nr_malformed __initdata;
 static unsigned long badram_failed[BADRAM_MAX_FAILED][2] __initdata;
 static unsigned long badram_nr_failed __initdata;
 static unsigned long badram_failed_pages __initdata;
+/* working memory or memblock's array may have been put on bad pages */
+static bool badram_dirty __initdata;
 /* pfns of the run kept free for the mem_section roots, if any */
 static unsigned long badram_window_start __initdata;
 static unsigned long badram_window_end __initdata;
@@ -553,6 +555,7 @@ static void *__init badram_alloc_work(size_t size,
 	if (at)
 		addr = memblock_phys_alloc_range(size, PAGE_SIZE, at, at + size);
 	if (!addr) {
+		badram_dirty = true;
 		pr_warn("no %zu KiB free of bad pages found for the %s: it may be on some\n",
 			size >> 10, what);
 		addr = memblock_phys_alloc_range(size, PAGE_SIZE, 0,
@@ -577,6 +580,7 @@ static void __init badram_make_room(unsigned long cnt,
 	at = badram_find_clean(size, set);
 	if (at && !memblock_reserve_room(cnt, at, at + size))
 		return;
+	badram_dirty = true;
 	pr_warn("no %zu KiB free of bad pages found for memblock's reserved regions: they may move onto some\n",
 		size >> 10);
 }
@@ -804,6 +808,7 @@ static void __init badram_check_array(const struct badram_set *set)
 			      badram_first_bad(set, k, k + 1) == k;
 	if (!n)
 		return;
+	badram_dirty = true;
 	badram_early_pages += n;
 	pr_err("memblock's reserved regions moved onto %lu bad pages\n", n);
 }
@@ -821,8 +826,10 @@ static void __init badram_report_work(const struct badram_set *set,
 
 	for (k = lo; k < lo + PFN_UP(size); k++)
 		n += badram_range_has(set->r, set->n, k);
-	if (n)
+	if (n) {
+		badram_dirty = true;
 		pr_err("the %s is on %lu bad pages\n", what, n);
+	}
 }
 
 /*
@@ -1098,6 +1105,27 @@ void __init badram_reserve(void)
 	if (badram_nr_failed)
 		pr_err("memblock could not reserve %lu bad pages in %lu ranges: offlined once the page allocator runs\n",
 		       badram_failed_pages, badram_nr_failed);
+}
+
+/*
+ * Called by memblock_free_all(). Where working memory or memblock's array
+ * had to go on bad pages, freeing it later (a move of the array) released
+ * the bad pages under it with it: reserve every bad page again before the
+ * free memory goes to the page allocator.
+ */
+void __init badram_reserve_again(void)
+{
+	phys_addr_t before = memblock_reserved_size();
+	unsigned long i, start, end;
+	int j;
+
+	if (!badram_dirty)
+		return;
+	for (i = 0; i < badram_nr_patterns; i++)
+		for_each_mem_pfn_range(j, MAX_NUMNODES, &start, &end, NULL)
+			badram_reserve_span(&badram_patterns[i], start, end);
+	if (memblock_reserved_size() != before)
+		pr_warn("bad pages released with working memory are reserved again\n");
 }
 
 /*
