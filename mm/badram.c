@@ -16,9 +16,11 @@
  * map, the direct map is up and the initrd is reserved, before any memory
  * is released to the page allocator.  Every pattern is turned into the
  * ranges of pages it matches in memblock.memory, the ranges are sorted and
- * merged and reserved with memblock, so that no matching page ever becomes
- * a free page.  Pages that early boot had already allocated before that
- * point are counted and reported, not reclaimed.
+ * merged and reserved with memblock, marked MEMBLOCK_RSRV_KEEP so that
+ * freeing an early allocation around them does not release them: no
+ * matching page ever becomes a free page.  Pages that early boot had
+ * already allocated before that point are counted and reported, not
+ * reclaimed.
  *
  * Hostile input is refused, never obeyed into a dead machine: a malformed
  * token invalidates its pair, patterns that would take more than half of
@@ -60,7 +62,6 @@
 #define BADRAM_INITRD_PATH	"kernel/badram"
 #define BADRAM_MAX_PARAMS	16		/* badram= on the command line */
 #define BADRAM_MAX_RANGES	BIT(20)		/* disjoint ranges at boot */
-#define BADRAM_CHUNK		64		/* ranges per streaming step */
 #define BADRAM_NAMED_TOKENS	8		/* malformed tokens named in the log */
 #define BADRAM_TRIES		16		/* windows tried for working memory */
 #define BADRAM_SLACK		64		/* spare memblock.reserved regions */
@@ -101,8 +102,6 @@ static unsigned long badram_nr_malformed __initdata;
 static unsigned long badram_failed[BADRAM_MAX_FAILED][2] __initdata;
 static unsigned long badram_nr_failed __initdata;
 static unsigned long badram_failed_pages __initdata;
-/* working memory or memblock's array may have been put on bad pages */
-static bool badram_dirty __initdata;
 /* pfns of the run kept free for the mem_section roots, if any */
 static unsigned long badram_window_start __initdata;
 static unsigned long badram_window_end __initdata;
@@ -286,7 +285,7 @@ static u64 __init badram_pattern_pages(const struct badram_pattern *p,
 static unsigned long __init badram_memblock_reserve(unsigned long start,
 						    unsigned long end)
 {
-	if (!memblock_reserve(PFN_PHYS(start), PFN_PHYS(end - start)))
+	if (!memblock_reserve_keep(PFN_PHYS(start), PFN_PHYS(end - start)))
 		return end - start;
 	if (badram_nr_failed < BADRAM_MAX_FAILED) {
 		badram_failed[badram_nr_failed][0] = start;
@@ -312,48 +311,6 @@ static unsigned long __init badram_reserve_pfns(unsigned long start,
 	if (end > we)
 		n += badram_memblock_reserve(max(start, we), end);
 	return n;
-}
-
-/*
- * Reserve what @p matches in [@start, @end), a few ranges at a time;
- * returns the pages reserved.
- */
-static unsigned long __init badram_reserve_span(const struct badram_pattern *p,
-						u64 start, u64 end)
-{
-	struct badram_range r[BADRAM_CHUNK];
-	unsigned long i, n, pages = 0;
-
-	do {
-		n = badram_fill(p, start, end, r, BADRAM_CHUNK, &start);
-		for (i = 0; i < n; i++)
-			pages += badram_reserve_pfns(r[i].start, r[i].end);
-	} while (n == BADRAM_CHUNK);
-	return pages;
-}
-
-/*
- * Free a temporary memblock allocation made before the bad pages were
- * reserved: it may sit on some of them, which memblock_free() would
- * release with it, so reserve those again.
- */
-static void __init badram_free_temp(void *ptr, size_t size,
-				    const struct badram_pattern *p,
-				    unsigned long nr)
-{
-	unsigned long lo = PFN_DOWN(__pa(ptr)), hi = PFN_UP(__pa(ptr) + size);
-	unsigned long i;
-
-	memblock_free(ptr, size);
-	for (i = 0; i < nr; i++) {
-		if (!badram_single(&p[i])) {
-			badram_reserve_span(&p[i], lo, hi);
-			continue;
-		}
-		if (PHYS_PFN(p[i].addr) >= lo && PHYS_PFN(p[i].addr) < hi)
-			badram_reserve_pfns(PHYS_PFN(p[i].addr),
-					    PHYS_PFN(p[i].addr) + 1);
-	}
 }
 
 static int __init badram_range_cmp(const void *a, const void *b)
@@ -555,7 +512,6 @@ static void *__init badram_alloc_work(size_t size,
 	if (at)
 		addr = memblock_phys_alloc_range(size, PAGE_SIZE, at, at + size);
 	if (!addr) {
-		badram_dirty = true;
 		pr_warn("no %zu KiB free of bad pages found for the %s: it may be on some\n",
 			size >> 10, what);
 		addr = memblock_phys_alloc_range(size, PAGE_SIZE, 0,
@@ -580,7 +536,6 @@ static void __init badram_make_room(unsigned long cnt,
 	at = badram_find_clean(size, set);
 	if (at && !memblock_reserve_room(cnt, at, at + size))
 		return;
-	badram_dirty = true;
 	pr_warn("no %zu KiB free of bad pages found for memblock's reserved regions: they may move onto some\n",
 		size >> 10);
 }
@@ -605,10 +560,12 @@ static unsigned long __init badram_overlap(unsigned long s, unsigned long e,
  * where no place free of bad pages was found (badram_alloc_work(),
  * badram_make_room()), but not the window kept for the mem_section roots,
  * counted by badram_place_roots(). One pass over memblock.reserved and
- * the sorted, merged ranges @r.
+ * the sorted, merged ranges @r; adds to *@overlaps, unless NULL, the
+ * pairs of a range and a reserved region that overlap.
  */
 static unsigned long __init badram_count_early(const struct badram_range *r,
-					       unsigned long n)
+					       unsigned long n,
+					       unsigned long *overlaps)
 {
 	struct badram_range w = { badram_window_start, badram_window_end };
 	unsigned long i = 0, k, done = 0, early = 0, s, e, os, oe;
@@ -627,6 +584,8 @@ static unsigned long __init badram_count_early(const struct badram_range *r,
 			os = max(s, r[k].start);
 			oe = min(e, r[k].end);
 			early += oe - os - badram_overlap(os, oe, &w, 1);
+			if (overlaps && oe > os)
+				(*overlaps)++;
 		}
 		done = e;
 	}
@@ -719,7 +678,7 @@ static unsigned long __init badram_place_roots(const struct badram_range *r,
 			pages++;
 			if (memblock_is_region_reserved(PFN_PHYS(pfn), PAGE_SIZE))
 				early++;
-			else if (memblock_reserve(PFN_PHYS(pfn), PAGE_SIZE))
+			if (memblock_reserve_keep(PFN_PHYS(pfn), PAGE_SIZE))
 				pages--;
 		}
 	}
@@ -808,7 +767,6 @@ static void __init badram_check_array(const struct badram_set *set)
 			      badram_first_bad(set, k, k + 1) == k;
 	if (!n)
 		return;
-	badram_dirty = true;
 	badram_early_pages += n;
 	pr_err("memblock's reserved regions moved onto %lu bad pages\n", n);
 }
@@ -826,10 +784,8 @@ static void __init badram_report_work(const struct badram_set *set,
 
 	for (k = lo; k < lo + PFN_UP(size); k++)
 		n += badram_range_has(set->r, set->n, k);
-	if (n) {
-		badram_dirty = true;
+	if (n)
 		pr_err("the %s is on %lu bad pages\n", what, n);
-	}
 }
 
 /*
@@ -954,7 +910,7 @@ static u64 __init badram_apply_sweep(const struct badram_pattern *p,
 			}
 		}
 		n = badram_sort_merge(r, n);
-		badram_early_pages += badram_count_early(r, n);
+		badram_early_pages += badram_count_early(r, n, NULL);
 		pages += badram_reserve_ranges(r, n, &set);
 		windows++;
 		lo = hi;
@@ -973,7 +929,7 @@ static u64 __init badram_apply(const struct badram_pattern *p, size_t psize,
 	size_t size = PAGE_ALIGN(max(nr_ranges, 1UL) * sizeof(struct badram_range));
 	struct badram_set set = { .p = p, .nr = nr };
 	struct badram_range *r = NULL;
-	unsigned long i, n = 0, merged, need;
+	unsigned long i, n = 0, merged, need, overlaps = 0;
 	unsigned long start, end;
 	u64 pages = 0, next;
 	int j;
@@ -1010,17 +966,20 @@ static u64 __init badram_apply(const struct badram_pattern *p, size_t psize,
 			badram_pick_window(r, merged, need, PFN_UP(used) + 1);
 	}
 	set = (struct badram_set){ .r = r, .n = merged };
-	badram_early_pages = badram_count_early(r, merged);
+	badram_early_pages = badram_count_early(r, merged, &overlaps);
 	badram_report_work(&set, p, psize, "patterns");
 	badram_report_work(&set, r, size, "range array");
 	/*
 	 * Room for every range at once, off bad pages. A range that spans k
-	 * regions needs k + 1 new ones before memblock merges them.
+	 * regions needs k + 1 new ones before memblock merges them; marked
+	 * to be kept, it stays a region of its own, and what is left of the
+	 * regions it overlaps takes one more at most: one per overlap.
 	 */
 	for (i = 0, n = 0; i < merged; i++)
 		n = max(n, badram_spanned(r[i].start, r[i].end));
 	badram_make_room(memblock.reserved.cnt + merged + n + 2 + BADRAM_SLACK +
-			 badram_window_end - badram_window_start, &set);
+			 overlaps + badram_window_end - badram_window_start,
+			 &set);
 	/* an array on bad pages already is counted above; move it off them */
 	start = PFN_DOWN(__pa(memblock.reserved.regions));
 	end = start + PFN_DOWN(badram_array_size());
@@ -1033,7 +992,7 @@ static u64 __init badram_apply(const struct badram_pattern *p, size_t psize,
 	if (need > memblock.reserved.max)
 		badram_grow_below(need, max_pfn);
 	pages += badram_place_roots(r, merged);
-	badram_free_temp(r, size, p, nr);
+	memblock_free(r, size);	/* its bad pages stay reserved */
 	return pages;
 }
 
@@ -1090,7 +1049,7 @@ void __init badram_reserve(void)
 		memcpy(keep, p, nr * sizeof(*p));
 		badram_patterns = keep;
 		badram_nr_patterns = nr;
-		badram_free_temp(p, psize, keep, nr);
+		memblock_free(p, psize);
 	} else {
 		badram_patterns = p;	/* may sit on a bad page: keep it */
 		badram_nr_patterns = nr;
@@ -1105,27 +1064,6 @@ void __init badram_reserve(void)
 	if (badram_nr_failed)
 		pr_err("memblock could not reserve %lu bad pages in %lu ranges: offlined once the page allocator runs\n",
 		       badram_failed_pages, badram_nr_failed);
-}
-
-/*
- * Called by memblock_free_all(). Where working memory or memblock's array
- * had to go on bad pages, freeing it later (a move of the array) released
- * the bad pages under it with it: reserve every bad page again before the
- * free memory goes to the page allocator.
- */
-void __init badram_reserve_again(void)
-{
-	phys_addr_t before = memblock_reserved_size();
-	unsigned long i, start, end;
-	int j;
-
-	if (!badram_dirty)
-		return;
-	for (i = 0; i < badram_nr_patterns; i++)
-		for_each_mem_pfn_range(j, MAX_NUMNODES, &start, &end, NULL)
-			badram_reserve_span(&badram_patterns[i], start, end);
-	if (memblock_reserved_size() != before)
-		pr_warn("bad pages released with working memory are reserved again\n");
 }
 
 /*

@@ -11,12 +11,10 @@
  */
 #ifdef CONFIG_BADRAM
 void __init badram_reserve(void);
-void __init badram_reserve_again(void);
 bool badram_page_is_bad(unsigned long pfn);
 unsigned long badram_excluded_pages(void);
 #else
 static inline void badram_reserve(void) { }
-static inline void badram_reserve_again(void) { }
 static inline bool badram_page_is_bad(unsigned long pfn) { return false; }
 static inline unsigned long badram_excluded_pages(void) { return 0; }
 #endif

@@ -15,6 +15,12 @@
  * badram allocation to badram's summary line. The bad pages come from
  * tests/badram/badram.h, not from the kernel.
  *
+ * After the summary line, until the page allocator takes over, no memblock
+ * allocation may land on a bad page either: memory freed then (memblock's
+ * old array, working memory that had to go on bad pages, on EFI boots the
+ * firmware's memory map) released the bad pages reserved under it, unless
+ * they are reserved again at once.
+ *
  * The shapes that run it leave room between the bad pages for all of it;
  * one (4 GiB, a bad page in every 256 KiB) leaves no gap as long as
  * memblock's array of all the ranges, which must then grow in steps.
@@ -202,6 +208,54 @@ TEST_F(workmem, no_bad_page_used)
 	ASSERT_EQ(all, said);
 	if (run >= 2 * largest)
 		ASSERT_EQ(0ULL, (unsigned long long)all);
+}
+
+/*
+ * Every memblock allocation and move of memblock's array from badram's
+ * summary line to the end of the log, by the same parse: none may take a
+ * bad page (they are all reserved by then).
+ */
+TEST_F(workmem, later_allocations_avoid_bad_pages)
+{
+	char *log = kernel_log(), *line, *next, *p;
+	uint64_t n, all = 0;
+	unsigned long long s, t;
+	bool after = false;
+	int checked = 0;
+
+	ASSERT_NE(NULL, log);
+	for (line = log; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (!after) {
+			after = strstr(line, "badram: ") &&
+				strstr(line, " pages excluded");
+			continue;
+		}
+		p = strstr(line, "memblock_reserve: [");
+		if (p && strstr(line, "memblock_alloc_range_nid") &&
+		    sscanf(p, "memblock_reserve: [%llx-%llx]", &s, &t) == 2)
+			goto check;
+		p = strstr(line, "memblock: reserved is ");
+		if (p && (p = strstr(p, " at [")) &&
+		    sscanf(p, " at [%llx-%llx]", &s, &t) == 2)
+			goto check;
+		continue;
+check:
+		checked++;
+		n = bad_in(self->e, s, t);
+		if (n)
+			TH_LOG("[0x%llx-0x%llx] has %llu bad pages: %s", s, t,
+			       (unsigned long long)n, line);
+		all += n;
+	}
+	free(log);
+	TH_LOG("%d later allocations checked, %llu bad pages in them", checked,
+	       (unsigned long long)all);
+	ASSERT_TRUE(after) TH_LOG("no badram summary line in the log");
+	ASSERT_LT(0, checked);
+	ASSERT_EQ(0ULL, (unsigned long long)all);
 }
 
 TEST_HARNESS_MAIN
