@@ -849,7 +849,11 @@ static DECLARE_FAULT_ATTR(fail_badram_sort);
 
 static int __init fail_badram_sort_setup(char *str)
 {
-	return setup_fault_attr(&fail_badram_sort, str) ? 0 : -EINVAL;
+	if (!setup_fault_attr(&fail_badram_sort, str))
+		return -EINVAL;
+	/* no debugfs to quiet it: one line names the failure, no stack */
+	fail_badram_sort.verbose = 1;
+	return 0;
 }
 early_param("fail_badram_sort", fail_badram_sort_setup);
 
