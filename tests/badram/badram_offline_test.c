@@ -9,6 +9,7 @@
  * offlined-pfn (the pfn this test offlined), for badram_persist_test.
  */
 #define _GNU_SOURCE
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -151,15 +152,28 @@ static bool list_covers(const char *text, uint64_t pfn)
 	return pats_cover(p, list_parse(text, p, 256), pfn);
 }
 
+static volatile sig_atomic_t got_sigbus;
+
+static void on_sigbus(int sig)
+{
+	got_sigbus = 1;
+}
+
 /*
  * A hardware error in one subpage of a huge page that stays in use (a
  * hugetlbfs file keeps it in its page cache): the kernel marks the head
  * and keeps the raw page on a list. The list, and the persisted list
  * built from it, must name the raw page and not the head, 7 pages away
  * here and up to 1 GiB away with gigantic pages.
+ *
+ * MADV_HWPOISON is memory_failure() with MF_ACTION_REQUIRED: when it
+ * unmaps the dirty huge page from the caller, the caller gets SIGBUS
+ * (seen in one run of four on 2026-12-06); that is the kernel telling the mapping's
+ * owner, not a failure of the listing, so it is caught and logged.
  */
 TEST(hugetlb_subpage_listed_exactly)
 {
+	struct sigaction sa = { .sa_handler = on_sigbus };
 	const char *top = getenv("FLEET_TOP");
 	uint64_t head, raw, *flags;
 	char cmd[1024], *list;
@@ -184,8 +198,11 @@ TEST(hugetlb_subpage_listed_exactly)
 	ASSERT_NE(0, head);
 	ASSERT_EQ(head + 7, raw);
 	ASSERT_FALSE(offlined_lists(raw));
+	ASSERT_EQ(0, sigaction(SIGBUS, &sa, NULL));
 	ASSERT_EQ(0, madvise(p + 7 * PAGE, PAGE, MADV_HWPOISON))
 		TH_LOG("MADV_HWPOISON: %s", strerror(errno));
+	TH_LOG("SIGBUS %s", got_sigbus ? "received: the huge page was unmapped" :
+					 "not sent");
 	/* the page stays in the file: its raw page is what is bad */
 	flags = kpageflags(raw + 1);
 	ASSERT_NE(NULL, flags);
