@@ -735,6 +735,62 @@ TEST(pi_futex_waiter_lifts_gidle_owner)
 	munmap(sh, sizeof(*sh));
 }
 
+/*
+ * A GIDLE waiter on a PI futex lends its owner nothing: GIDLE-on-GIDLE
+ * contention must not lift a GIDLE owner spinning in user space into the
+ * fair class beside a fair hog (the landed kernel did, for good).
+ */
+TEST(gidle_pi_waiter_lifts_nobody)
+{
+	struct pi_shared *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+				    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	unsigned long long c0, c1, t0, t1, end;
+	int cpu = ncpus() - 1, other = 0;
+	pthread_mutexattr_t ma;
+	pid_t pids[3] = { 0 };
+
+	ASSERT_NE(MAP_FAILED, sh);
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+	ASSERT_EQ(0, pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT));
+	ASSERT_EQ(0, pthread_mutex_init(&sh->lock, &ma));
+	pids[0] = fork();
+	if (!pids[0]) {
+		if (pin_cpu(0, cpu) || set_policy(0, SCHED_GIDLE) ||
+		    pthread_mutex_lock(&sh->lock))
+			_exit(1);
+		sh->owned = 1;
+		for (;;)
+			;
+	}
+	end = now_ns() + 5000 * MS;
+	while (!sh->owned && now_ns() < end)
+		usleep(1000);
+	ASSERT_TRUE(sh->owned);
+	pids[1] = spawn_hog(SCHED_OTHER, cpu);
+	pids[2] = fork();
+	if (!pids[2]) {
+		if (pin_cpu(0, other) || set_policy(0, SCHED_GIDLE))
+			_exit(1);
+		sh->waiting = 1;
+		pthread_mutex_lock(&sh->lock);
+		_exit(0);
+	}
+	while (!sh->waiting && now_ns() < end)
+		usleep(1000);
+	usleep(300 * 1000);
+	t0 = now_ns();
+	c0 = cputime_ns(pids[0]);
+	usleep(1000 * 1000);
+	t1 = now_ns();
+	c1 = cputime_ns(pids[0]);
+	kill_all(pids, 3);
+	munmap(sh, sizeof(*sh));
+	TH_LOG("GIDLE owner with a GIDLE waiter beside a fair hog: %.3f%% of its CPU",
+	       100.0 * (c1 - c0) / (t1 - t0));
+	EXPECT_LE((c1 - c0) * 100, t1 - t0);
+}
+
 /* A GIDLE child asleep in the kernel (so boosted) in pause(). */
 static pid_t spawn_sleeper(void)
 {
