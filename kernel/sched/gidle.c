@@ -12,10 +12,16 @@
  * A class strictly below fair would turn every kernel lock a GIDLE task
  * holds into an unbounded priority inversion. So a GIDLE task that blocks,
  * or is preempted, while in the kernel is boosted into the fair class (at
- * the weight of nice 0) until it next returns to user space, where it
- * drops back; a task preempted in user space holds no kernel lock and is
- * not boosted. An rt_mutex waiter (a PI futex, say) lifts a GIDLE owner
- * into the fair class as well. See Documentation/scheduler/sched-gidle.rst.
+ * the weight of its nice value) until it next returns to user space, where
+ * it drops back; a task preempted in user space holds no kernel lock and
+ * is not boosted. An rt_mutex waiter (a PI futex, say) lifts a GIDLE owner
+ * into the fair class as well.
+ *
+ * The boost must not be a way out of the class (a loop of long system
+ * calls, an io_uring SQPOLL or io-wq thread, which never returns to user
+ * space): a task's boosted run time at full weight is paid from its boost
+ * credit, and a boosted task without credit competes at SCHED_IDLE's
+ * weight. See Documentation/scheduler/sched-gidle.rst.
  */
 
 /* Round-robin slice among the GIDLE tasks of a CPU, in ticks. */
@@ -392,16 +398,74 @@ static void gidle_switch_class(struct rq *rq, struct task_struct *p,
 	check_class_changed(rq, p, prev_class, p->prio);
 }
 
+/* Jiffies that refill the credit from its lowest to its highest value */
+#define GIDLE_REFILL_JIFFIES \
+	((((u64)2 * GIDLE_CREDIT_MAX) << GIDLE_CREDIT_SHIFT) / TICK_NSEC + 1)
+
+/* @p's boost credit now, with what it earned since its last refill. */
+s64 gidle_credit_of(struct task_struct *p)
+{
+	unsigned long delta = jiffies - READ_ONCE(p->gidle.credit_stamp);
+	s64 gain;
+
+	delta = min_t(unsigned long, delta, GIDLE_REFILL_JIFFIES);
+	gain = ((u64)delta * TICK_NSEC) >> GIDLE_CREDIT_SHIFT;
+	return min_t(s64, READ_ONCE(p->gidle.credit) + gain, GIDLE_CREDIT_MAX);
+}
+
+/* Refill @p's boost credit. Callers hold its rq lock. */
+static void gidle_credit_refill(struct task_struct *p)
+{
+	unsigned long now = jiffies;
+
+	if (now == p->gidle.credit_stamp)
+		return;
+	p->gidle.credit = gidle_credit_of(p);
+	p->gidle.credit_stamp = now;
+}
+
+/*
+ * Must @p run now to act on SIGKILL, a freeze request (system or cgroup)
+ * or a group stop? Waiting behind busy fair work, it would hold its
+ * memory, the freezer or the stop until the CPU goes idle.
+ */
+static bool gidle_must_run(struct task_struct *p)
+{
+	return __fatal_signal_pending(p) || freezing(p) ||
+	       (p->jobctl & (JOBCTL_TRAP_FREEZE | JOBCTL_STOP_PENDING));
+}
+
+/*
+ * Boosted @p: is it out of credit, and so left in the GIDLE class? Not if
+ * it must run. Callers hold the rq lock (and the class follows from it:
+ * gidle_class_of()).
+ */
+void gidle_set_spent(struct task_struct *p)
+{
+	bool spent;
+
+	gidle_credit_refill(p);
+	spent = p->gidle.credit <= 0 && !gidle_must_run(p);
+	if (spent && !p->gidle.spent)
+		p->gidle.nr_spent++;
+	p->gidle.spent = spent;
+}
+
 /*
  * __schedule() is switching @p out in the kernel: it blocks, or it is
  * preempted in kernel mode. It may hold a mutex, an rwsem or a page lock,
- * so it competes in the fair class until it returns to user space.
+ * so it competes in the fair class until it returns to user space, while
+ * it has boost credit. A boosted task out of credit that blocks again
+ * stays where it is.
  */
 void sched_gidle_boost(struct rq *rq, struct task_struct *p)
 {
-	p->gidle.boosted = 1;
-	p->gidle.nr_boosts++;
-	gidle_switch_class(rq, p, &fair_sched_class);
+	if (!p->gidle.boosted) {
+		p->gidle.boosted = 1;
+		p->gidle.nr_boosts++;
+	}
+	gidle_set_spent(p);
+	gidle_switch_class(rq, p, gidle_class_of(p, &gidle_sched_class));
 }
 
 /* Back to user space: drop the boost. Interrupts are disabled. */
@@ -415,6 +479,7 @@ void sched_gidle_unboost(void)
 	if (p->gidle.boosted) {
 		update_rq_clock(rq);
 		p->gidle.boosted = 0;
+		p->gidle.spent = 0;
 		/* gidle_enter_class() would boost it again: not entering */
 		gidle_switch_class(rq, p,
 				   gidle_class_of(p, __setscheduler_class(p->policy, p->prio)));
@@ -423,24 +488,37 @@ void sched_gidle_unboost(void)
 }
 
 /*
- * A GIDLE task waiting behind busy fair work cannot act on SIGKILL, a
- * freeze request (system or cgroup) or a group stop, and would hold its
- * memory, the freezer or the stop until the CPU goes idle: lift it into
- * the fair class (it acts on them in the kernel), checked at each tick.
+ * At each tick: a boosted task that ran out of credit while other fair
+ * tasks waited for its CPU (gidle_charge()) goes back to the GIDLE class;
+ * boosted tasks waiting there go back to fair once they have credit again;
+ * a GIDLE task waiting behind busy fair work that must act on a signal or
+ * a freeze is lifted into fair (it acts on them in the kernel).
  */
-void sched_gidle_tick(struct rq *rq)
+void sched_gidle_tick(struct rq *rq, struct task_struct *curr)
 {
 	struct task_struct *p, *n;
 
 	lockdep_assert_rq_held(rq);
+	if (unlikely(curr->gidle.boosted) && curr->sched_class == &fair_sched_class &&
+	    !gidle_pi_lifted(curr)) {
+		gidle_set_spent(curr);
+		if (curr->gidle.spent) {
+			gidle_switch_class(rq, curr, &gidle_sched_class);
+			resched_curr(rq);
+		}
+	}
 	if (!rq->gidle.waiting)
 		return;
 	list_for_each_entry_safe(p, n, &rq->gidle.queue, gidle.run_list) {
-		if (p == rq->gidle.curr || p->gidle.boosted)
+		if (p == rq->gidle.curr)
 			continue;
-		if (__fatal_signal_pending(p) || freezing(p) ||
-		    (p->jobctl & (JOBCTL_TRAP_FREEZE | JOBCTL_STOP_PENDING)))
+		if (p->gidle.boosted) {
+			gidle_set_spent(p);
+			if (!p->gidle.spent)
+				gidle_switch_class(rq, p, &fair_sched_class);
+		} else if (gidle_must_run(p)) {
 			sched_gidle_boost(rq, p);
+		}
 	}
 }
 

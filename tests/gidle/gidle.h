@@ -3,7 +3,10 @@
  * Helpers shared by tests/gidle and bench/gidle: CPU hogs of a policy,
  * per-process CPU time, and a lock holder that sleeps in the kernel with a
  * file's i_rwsem held (a write() whose source buffer faults on a
- * userfaultfd page that the caller resolves when it likes). pin_cpu(),
+ * userfaultfd page that the caller resolves when it likes); and the escape
+ * cases: a fair worker measuring what a companion task takes from it, the
+ * companion looping over long read()s or polling from an SQPOLL thread.
+ * pin_cpu(),
  * now_ns() and the sched_attr wrappers are in tests/lib/fleet_test.h.
  */
 #ifndef FLEET_GIDLE_H
@@ -14,6 +17,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/io_uring.h>
 #include <linux/userfaultfd.h>
 #include <poll.h>
 #include <pthread.h>
@@ -329,6 +333,121 @@ static inline int waiter_wait(struct waiter *w, unsigned long long timeout_ns)
 	pthread_join(w->thread, NULL);
 	close(w->fd);
 	return w->done == 1 ? 0 : -EIO;
+}
+
+/* Time the calling thread spent runnable but waiting for a CPU, in ns. */
+static inline unsigned long long run_delay_ns(void)
+{
+	unsigned long long run = 0, delay = 0;
+	FILE *f = fopen("/proc/thread-self/schedstat", "r");
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu %llu", &run, &delay) != 2)
+		delay = 0;
+	fclose(f);
+	return delay;
+}
+
+/*
+ * A fair worker, this thread, on @cpu for @ms: it spins 10 ms and sleeps
+ * 1 ms, again and again (each wakeup preempts whatever runs there). The
+ * share of its time spent runnable but waiting, in parts per million: what
+ * another task took from it.
+ */
+static inline unsigned long long worker_wait_ppm(int cpu, int ms)
+{
+	unsigned long long t0, d0, end, spin_end, t1;
+
+	pin_cpu(0, cpu);
+	d0 = run_delay_ns();
+	t0 = now_ns();
+	end = t0 + ms * 1000000ULL;
+	while (now_ns() < end) {
+		spin_end = now_ns() + 10 * 1000000ULL;
+		while (now_ns() < spin_end)
+			;
+		usleep(1000);
+	}
+	t1 = now_ns();
+	return (run_delay_ns() - d0) * 1000000ULL / (t1 - t0);
+}
+
+#define GIDLE_READ_FILE	"/tmp/gidle-read"
+#define GIDLE_READ_SIZE	(16 << 20)
+
+/* The tmpfs file the "read" companion reads: 0 or -errno. */
+static inline int gidle_read_file_create(void)
+{
+	char *buf = calloc(1, GIDLE_READ_SIZE);
+	int fd = open(GIDLE_READ_FILE, O_WRONLY | O_CREAT | O_TRUNC, 0600), ret = 0;
+
+	if (!buf || fd < 0 || write(fd, buf, GIDLE_READ_SIZE) != GIDLE_READ_SIZE)
+		ret = -EIO;
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return ret;
+}
+
+/*
+ * A companion of the worker on @cpu, under @policy (-1: none): "read", a
+ * loop of 16 MiB read()s of a tmpfs file (long system calls, preempted in
+ * the kernel); "sqpoll", an io_uring SQPOLL thread on @cpu polling an
+ * empty ring for a minute (a kernel-side user worker that never returns
+ * to user space).
+ */
+static inline pid_t spawn_companion(const char *kind, int policy, int cpu)
+{
+	pid_t pid;
+
+	if (policy < 0)
+		return 0;
+	pid = fork();
+	if (pid)
+		return pid;
+	if (policy != SCHED_OTHER && set_policy(0, policy))
+		_exit(3);
+	if (!strcmp(kind, "read")) {
+		char *buf = malloc(GIDLE_READ_SIZE);
+		int fd = open(GIDLE_READ_FILE, O_RDONLY);
+
+		if (!buf || fd < 0 || pin_cpu(0, cpu))
+			_exit(4);
+		memset(buf, 1, GIDLE_READ_SIZE);
+		for (;;)
+			if (pread(fd, buf, GIDLE_READ_SIZE, 0) != GIDLE_READ_SIZE)
+				_exit(5);
+	} else {
+		struct io_uring_params p = { 0 };
+		struct io_uring_sqe *sqe;
+		unsigned int *tail;
+		char *sq;
+		int fd;
+
+		/* one NOP: the thread then polls for sq_thread_idle */
+		p.flags = IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF;
+		p.sq_thread_cpu = cpu;
+		p.sq_thread_idle = 60000;
+		fd = pin_cpu(0, 0) ? -1 : syscall(__NR_io_uring_setup, 8, &p);
+		if (fd < 0)
+			_exit(6);
+		sq = mmap(NULL, p.sq_off.array + p.sq_entries * sizeof(__u32),
+			  PROT_READ | PROT_WRITE, MAP_SHARED, fd, IORING_OFF_SQ_RING);
+		sqe = mmap(NULL, p.sq_entries * sizeof(*sqe), PROT_READ | PROT_WRITE,
+			   MAP_SHARED, fd, IORING_OFF_SQES);
+		if (sq == MAP_FAILED || sqe == MAP_FAILED)
+			_exit(7);
+		tail = (unsigned int *)(sq + p.sq_off.tail);
+		memset(sqe, 0, sizeof(*sqe));
+		sqe->opcode = IORING_OP_NOP;
+		((unsigned int *)(sq + p.sq_off.array))[*tail & (p.sq_entries - 1)] = 0;
+		__atomic_store_n(tail, *tail + 1, __ATOMIC_RELEASE);
+		if (syscall(__NR_io_uring_enter, fd, 0, 0, IORING_ENTER_SQ_WAKEUP, NULL, 0) < 0)
+			_exit(8);
+		for (;;)
+			pause();
+	}
 }
 
 #endif

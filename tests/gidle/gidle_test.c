@@ -7,7 +7,6 @@
 #include "../lib/fleet_test.h"
 #include "gidle.h"
 
-#include <linux/io_uring.h>
 #include <linux/types.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
@@ -425,107 +424,6 @@ TEST(holder_moved_into_gidle_while_asleep_is_boosted)
 	EXPECT_LE(1, boosts);
 }
 
-/* Time the calling thread spent runnable but waiting for a CPU, in ns. */
-static unsigned long long run_delay_ns(void)
-{
-	unsigned long long run = 0, delay = 0;
-	FILE *f = fopen("/proc/thread-self/schedstat", "r");
-
-	if (!f)
-		return 0;
-	if (fscanf(f, "%llu %llu", &run, &delay) != 2)
-		delay = 0;
-	fclose(f);
-	return delay;
-}
-
-/*
- * A fair worker, this thread, on @cpu for @ms: it spins 10 ms and sleeps
- * 1 ms, again and again (each wakeup preempts whatever runs there). The
- * share of its time spent runnable but waiting, in parts per million: what
- * another task took from it.
- */
-static unsigned long long worker_wait_ppm(int cpu, int ms)
-{
-	unsigned long long t0, d0, end, spin_end, t1;
-
-	pin_cpu(0, cpu);
-	d0 = run_delay_ns();
-	t0 = now_ns();
-	end = t0 + ms * MS;
-	while (now_ns() < end) {
-		spin_end = now_ns() + 10 * MS;
-		while (now_ns() < spin_end)
-			;
-		usleep(1000);
-	}
-	t1 = now_ns();
-	return (run_delay_ns() - d0) * 1000000ULL / (t1 - t0);
-}
-
-#define READ_FILE	"/tmp/gidle-read"
-#define READ_SIZE	(16 << 20)
-
-/*
- * A companion of the worker on @cpu, under @policy (-1: none): "read", a
- * loop of 16 MiB read()s of a tmpfs file (long system calls, preempted in
- * the kernel); "sqpoll", an io_uring SQPOLL thread on @cpu polling an
- * empty ring for a minute (a kernel-side user worker that never returns
- * to user space).
- */
-static pid_t spawn_companion(const char *kind, int policy, int cpu)
-{
-	pid_t pid;
-
-	if (policy < 0)
-		return 0;
-	pid = fork();
-	if (pid)
-		return pid;
-	if (policy != SCHED_OTHER && set_policy(0, policy))
-		_exit(3);
-	if (!strcmp(kind, "read")) {
-		char *buf = malloc(READ_SIZE);
-		int fd = open(READ_FILE, O_RDONLY);
-
-		if (!buf || fd < 0 || pin_cpu(0, cpu))
-			_exit(4);
-		memset(buf, 1, READ_SIZE);
-		for (;;)
-			if (pread(fd, buf, READ_SIZE, 0) != READ_SIZE)
-				_exit(5);
-	} else {
-		struct io_uring_params p = { 0 };
-		struct io_uring_sqe *sqe;
-		unsigned int *tail;
-		char *sq;
-		int fd;
-
-		/* one NOP: the thread then polls for sq_thread_idle */
-		p.flags = IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF;
-		p.sq_thread_cpu = cpu;
-		p.sq_thread_idle = 60000;
-		fd = pin_cpu(0, 0) ? -1 : syscall(__NR_io_uring_setup, 8, &p);
-		if (fd < 0)
-			_exit(6);
-		sq = mmap(NULL, p.sq_off.array + p.sq_entries * sizeof(__u32),
-			  PROT_READ | PROT_WRITE, MAP_SHARED, fd, IORING_OFF_SQ_RING);
-		sqe = mmap(NULL, p.sq_entries * sizeof(*sqe), PROT_READ | PROT_WRITE,
-			   MAP_SHARED, fd, IORING_OFF_SQES);
-		if (sq == MAP_FAILED || sqe == MAP_FAILED)
-			_exit(7);
-		tail = (unsigned int *)(sq + p.sq_off.tail);
-		memset(sqe, 0, sizeof(*sqe));
-		sqe->opcode = IORING_OP_NOP;
-		((unsigned int *)(sq + p.sq_off.array))[*tail & (p.sq_entries - 1)] = 0;
-		__atomic_store_n(tail, *tail + 1, __ATOMIC_RELEASE);
-		if (syscall(__NR_io_uring_enter, fd, 0, 0, IORING_ENTER_SQ_WAKEUP, NULL, 0) < 0)
-			_exit(8);
-		for (;;)
-			pause();
-	}
-}
-
 static int cmp_ull(const void *a, const void *b)
 {
 	unsigned long long x = *(const unsigned long long *)a;
@@ -579,16 +477,10 @@ static void steal_rounds(struct __test_metadata *_metadata, const char *kind,
 TEST(long_syscalls_take_no_fair_time)
 {
 	unsigned long long ppm[3];
-	char *buf = calloc(1, READ_SIZE);
-	int fd = open(READ_FILE, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 
-	ASSERT_NE(NULL, buf);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(READ_SIZE, write(fd, buf, READ_SIZE));
-	close(fd);
-	free(buf);
+	ASSERT_EQ(0, gidle_read_file_create());
 	steal_rounds(_metadata, "read", ppm);
-	unlink(READ_FILE);
+	unlink(GIDLE_READ_FILE);
 	unpin(0);
 	EXPECT_LE(ppm[2], ppm[0] + 10000);
 }
