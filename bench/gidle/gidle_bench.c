@@ -13,7 +13,8 @@
  *     a SCHED_IDLE and a GIDLE holder, and a GIDLE holder with the boost
  *     off (sched feature NO_GIDLE_BOOST), capped at CAP seconds;
  *  5. the boost as an escape: the share of its time a fair worker on the
- *     last CPU (10 ms of work, 1 ms of sleep) waits beside no companion,
+ *     last CPU (10 ms of work, 1 ms of sleep) waits, once the companion's
+ *     boost credit is spent (after 500 ms), beside no companion,
  *     a SCHED_IDLE and a GIDLE one looping over long read()s, and beside
  *     an SQPOLL thread of a SCHED_IDLE and of a GIDLE process.
  *
@@ -217,6 +218,9 @@ static double inversion(int policy, int ncpu, long long *boosts)
 	waiter_wait(&w, cap * 1000 * MS);
 	ms = w.done == 1 ? (w.end_ns - h.resolved_ns) / 1e6 : -2;
 	*boosts = proc_sched_field(h.pid, "gidle.nr_boosts");
+	printf("   # %s holder: %lld ms of CPU, %lld times out of boost credit\n",
+	       pname(policy), proc_sched_field(h.pid, "se.sum_exec_runtime"),
+	       proc_sched_field(h.pid, "gidle.nr_spent"));
 	kill_all(hogs, ncpu);
 	if (w.done != 1)
 		waiter_wait(&w, 60000 * MS);
@@ -325,6 +329,8 @@ int main(void)
 				pid_t pid = spawn_companion(kinds[i], bgs[k], cpu_last);
 
 				usleep(300 * 1000);
+				/* 500 ms in which it may spend its boost credit */
+				worker_wait_ppm(cpu_last, 500);
 				v[r] = worker_wait_ppm(cpu_last, secs * 1000) / 1e4;
 				if (pid > 0)
 					kill_all(&pid, 1);

@@ -19,9 +19,9 @@
  *
  * The boost must not be a way out of the class (a loop of long system
  * calls, an io_uring SQPOLL or io-wq thread, which never returns to user
- * space): a task's boosted run time at full weight is paid from its boost
- * credit, and a boosted task without credit competes at SCHED_IDLE's
- * weight. See Documentation/scheduler/sched-gidle.rst.
+ * space): a task's boosted run time beside other fair work is paid from
+ * its boost credit, and a boosted task without credit waits in the GIDLE
+ * class until it has some again. See Documentation/scheduler/sched-gidle.rst.
  */
 
 /* Round-robin slice among the GIDLE tasks of a CPU, in ticks. */
@@ -402,26 +402,37 @@ static void gidle_switch_class(struct rq *rq, struct task_struct *p,
 #define GIDLE_REFILL_JIFFIES \
 	((((u64)2 * GIDLE_CREDIT_MAX) << GIDLE_CREDIT_SHIFT) / TICK_NSEC + 1)
 
-/* @p's boost credit now, with what it earned since its last refill. */
-s64 gidle_credit_of(struct task_struct *p)
-{
-	unsigned long delta = jiffies - READ_ONCE(p->gidle.credit_stamp);
-	s64 gain;
-
-	delta = min_t(unsigned long, delta, GIDLE_REFILL_JIFFIES);
-	gain = ((u64)delta * TICK_NSEC) >> GIDLE_CREDIT_SHIFT;
-	return min_t(s64, READ_ONCE(p->gidle.credit) + gain, GIDLE_CREDIT_MAX);
-}
-
-/* Refill @p's boost credit. Callers hold its rq lock. */
+/* Refill @p's boost credit with what it earned since. Rq lock held. */
 static void gidle_credit_refill(struct task_struct *p)
 {
-	unsigned long now = jiffies;
+	unsigned long delta = jiffies - p->gidle.credit_stamp;
+	s64 gain;
 
-	if (now == p->gidle.credit_stamp)
+	if (!delta)
 		return;
-	p->gidle.credit = gidle_credit_of(p);
-	p->gidle.credit_stamp = now;
+	p->gidle.credit_stamp += delta;
+	delta = min_t(unsigned long, delta, GIDLE_REFILL_JIFFIES);
+	gain = ((u64)delta * TICK_NSEC) >> GIDLE_CREDIT_SHIFT;
+	WRITE_ONCE(p->gidle.credit, min_t(s64, p->gidle.credit + gain, GIDLE_CREDIT_MAX));
+}
+
+/*
+ * sched_fork(): child @p of a GIDLE task takes half of its parent's boost
+ * credit, so that forking creates none.
+ */
+void sched_gidle_fork(struct task_struct *p)
+{
+	struct rq_flags rf;
+	struct rq *rq;
+	s64 half;
+
+	rq = task_rq_lock(current, &rf);
+	gidle_credit_refill(current);
+	half = max_t(s64, current->gidle.credit, 0) / 2;
+	WRITE_ONCE(current->gidle.credit, current->gidle.credit - half);
+	task_rq_unlock(rq, current, &rf);
+	p->gidle.credit = half;
+	p->gidle.credit_stamp = jiffies;
 }
 
 /*
@@ -431,7 +442,7 @@ static void gidle_credit_refill(struct task_struct *p)
  */
 static bool gidle_must_run(struct task_struct *p)
 {
-	return __fatal_signal_pending(p) || freezing(p) ||
+	return (p->flags & PF_EXITING) || __fatal_signal_pending(p) || freezing(p) ||
 	       (p->jobctl & (JOBCTL_TRAP_FREEZE | JOBCTL_STOP_PENDING));
 }
 
@@ -460,6 +471,9 @@ void gidle_set_spent(struct task_struct *p)
  */
 void sched_gidle_boost(struct rq *rq, struct task_struct *p)
 {
+	/* boosted in fair: charge what it ran since the last update first */
+	if (rcu_access_pointer(rq->curr) == p && p->sched_class == &fair_sched_class)
+		p->sched_class->update_curr(rq);
 	if (!p->gidle.boosted) {
 		p->gidle.boosted = 1;
 		p->gidle.nr_boosts++;
@@ -500,7 +514,7 @@ void sched_gidle_tick(struct rq *rq, struct task_struct *curr)
 
 	lockdep_assert_rq_held(rq);
 	if (unlikely(curr->gidle.boosted) && curr->sched_class == &fair_sched_class &&
-	    !gidle_pi_lifted(curr)) {
+	    !rt_mutex_get_top_task(curr)) {
 		gidle_set_spent(curr);
 		if (curr->gidle.spent) {
 			gidle_switch_class(rq, curr, &gidle_sched_class);
