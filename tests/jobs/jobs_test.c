@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -28,6 +29,7 @@
 #include <unistd.h>
 
 #include "../../kselftest_harness.h"
+#include "jobs.h"
 
 #define CG	"/sys/fs/cgroup"
 #define JOBS	CG "/fleet-jobs"
@@ -117,45 +119,6 @@ job(char *out, size_t size, const char *fmt, ...)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-static int read_str(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	while (n && buf[n - 1] == '\n')
-		buf[--n] = '\0';
-	return 0;
-}
-
-/* A "0-3,5" list as a bit mask (nodes and CPUs below 64). */
-static unsigned long long mask_of(const char *s)
-{
-	unsigned long long m = 0;
-
-	while (*s) {
-		char *end;
-		long a = strtol(s, &end, 10), b = a;
-
-		if (end == s)
-			break;
-		if (*end == '-')
-			b = strtol(end + 1, &end, 10);
-		for (long i = a; i <= b && i < 64; i++)
-			m |= 1ULL << i;
-		s = *end == ',' ? end + 1 : end;
-		if (*end != ',')
-			break;
-	}
-	return m;
-}
-
 static unsigned long long job_mask(const char *name, const char *file)
 {
 	char path[256], buf[256];
@@ -164,22 +127,6 @@ static unsigned long long job_mask(const char *name, const char *file)
 	if (read_str(path, buf, sizeof(buf)))
 		return 0;
 	return mask_of(buf);
-}
-
-/* The CPUs the kernel lists for the nodes in @nodes. */
-static unsigned long long cpus_of(unsigned long long nodes)
-{
-	unsigned long long m = 0;
-	char path[128], buf[256];
-
-	for (int n = 0; n < 64; n++) {
-		if (!(nodes >> n & 1))
-			continue;
-		snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/cpulist", n);
-		if (!read_str(path, buf, sizeof(buf)))
-			m |= mask_of(buf);
-	}
-	return m;
 }
 
 /* Jobs now, as one string of names (to compare before and after). */
@@ -307,15 +254,6 @@ static void cleanup_jobs(void)
 	closedir(d);
 }
 
-static int online_nodes(void)
-{
-	char buf[256];
-
-	if (read_str("/sys/devices/system/node/has_memory", buf, sizeof(buf)))
-		return 0;
-	return __builtin_popcountll(mask_of(buf));
-}
-
 /* ---- tests -------------------------------------------------------------- */
 
 FIXTURE(jobs) {
@@ -355,6 +293,11 @@ TEST_F(jobs, pages_land_on_job_nodes)
 	ASSERT_EQ(2, __builtin_popcountll(mems));
 	ASSERT_EQ(0ULL, mems & job_mask("first", "cpuset.mems"));
 	ASSERT_EQ(cpus_of(mems), job_mask("t", "cpuset.cpus"));
+	/* numa_emu_cpus=spread: the two jobs have CPUs of their own */
+	if (spread_mode()) {
+		EXPECT_NE(0ULL, job_mask("t", "cpuset.cpus"));
+		EXPECT_EQ(0ULL, job_mask("t", "cpuset.cpus") & job_mask("first", "cpuset.cpus"));
+	}
 
 	ASSERT_EQ(0, start_holder(&h, NULL, 64, "interleave"));
 	total = holder_nodes(&h, pages);
