@@ -22,7 +22,7 @@ TEST(cpus_follow_numa_emu_cpus)
 {
 	unsigned long long all, seen = 0, span = 0;
 	int nodes = online_nodes(), ncpus, with_cpus = 0;
-	char val[64], path[128], buf[4096];
+	char val[64], path[128], buf[4096], names[256], verbose[8];
 	FILE *f;
 
 	if (nodes < 2)
@@ -65,6 +65,45 @@ TEST(cpus_follow_numa_emu_cpus)
 			}
 		}
 		EXPECT_EQ(ncpus < nodes ? ncpus : nodes, with_cpus);
+		/* with fewer CPUs than nodes, the first nodes have them */
+		for (int n = 0; n < nodes; n++) {
+			int has = cpus_of(1ULL << n) != 0;
+
+			EXPECT_EQ(n < ncpus, has) TH_LOG("node %d", n);
+		}
+	}
+
+	/*
+	 * cpu0's domains by name: spread, a NUMA level and no PKG (the
+	 * package is split as SNC splits it); stock, no NUMA level.
+	 */
+	names[0] = '\0';
+	/* the domains appear in debugfs while sched/verbose is on */
+	ASSERT_EQ(0, read_str("/sys/kernel/debug/sched/verbose", verbose, sizeof(verbose)));
+	f = fopen("/sys/kernel/debug/sched/verbose", "w");
+	ASSERT_NE(NULL, f);
+	fputs("Y", f);
+	fclose(f);
+	for (int d = 0; d < 8; d++) {
+		char name[32];
+
+		snprintf(path, sizeof(path), "/sys/kernel/debug/sched/domains/cpu0/domain%d/name", d);
+		if (read_str(path, name, sizeof(name)))
+			break;
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+			 d ? " " : "", name);
+	}
+	f = fopen("/sys/kernel/debug/sched/verbose", "w");
+	ASSERT_NE(NULL, f);
+	fputs(verbose, f);
+	fclose(f);
+	TH_LOG("cpu0's domains: %s", names);
+	if (ncpus > 1 && spread_mode()) {
+		EXPECT_NE(NULL, strstr(names, "NUMA"));
+		EXPECT_EQ(NULL, strstr(names, "PKG"));
+	} else if (ncpus > 1) {
+		EXPECT_NE('\0', names[0]);
+		EXPECT_EQ(NULL, strstr(names, "NUMA"));
 	}
 
 	/* the widest domain of cpu0 (its last domainN line) spans every CPU */
