@@ -4,12 +4,12 @@
  *
  *   jobs_bench ls MEM_OPS WRITE_OPS FILE   latency-sensitive: memory
  *        operations (touch 64 random pages of a 256 MiB working set) and
- *        small writes (4 KiB pwrite + fdatasync to FILE); prints
- *        "mem_p50 mem_p99 write_p50 write_p99" in microseconds
+ *        small writes (64 KiB buffered pwrite into a 64 MiB ring in FILE);
+ *        prints "mem_p50 mem_p99 write_p50 write_p99" in microseconds
  *   jobs_bench be-mem MIB                  best effort: map, touch and unmap
  *        MIB MiB of anonymous memory, forever
- *   jobs_bench be-dirty FILE MIB           best effort: write FILE 1 MiB at a
- *        time up to MIB MiB, then start over, forever (dirty page cache)
+ *   jobs_bench be-dirty FILE MIB           best effort: rewrite the first MIB
+ *        MiB of FILE 1 MiB at a time, forever (dirty page cache)
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -30,7 +30,7 @@ static int ls(long mem_ops, long write_ops, const char *file)
 	double *wr = calloc(write_ops, sizeof(*wr));
 	char *buf = mmap(NULL, WSET, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	static char page[4096];
+	static char piece[64 << 10];
 	unsigned int seed = 1;
 	int fd;
 
@@ -50,9 +50,9 @@ static int ls(long mem_ops, long write_ops, const char *file)
 	for (long i = 0; i < write_ops; i++) {
 		unsigned long long t = now_ns();
 
-		page[0] = i;
-		if (pwrite(fd, page, sizeof(page), (i % 256) * 4096) != sizeof(page) ||
-		    fdatasync(fd))
+		piece[0] = i;
+		if (pwrite(fd, piece, sizeof(piece), (i % 1024) * sizeof(piece)) !=
+		    sizeof(piece))
 			return 1;
 		wr[i] = (now_ns() - t) / 1e3;
 	}
@@ -80,16 +80,15 @@ static int be_dirty(const char *file, unsigned long mib)
 {
 	static char chunk[1 << 20];
 
-	memset(chunk, 7, sizeof(chunk));
-	for (;;) {
-		int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
-		if (fd < 0)
-			return 1;
+	if (fd < 0)
+		return 1;
+	for (unsigned char pass = 1;; pass++) {
+		memset(chunk, pass, sizeof(chunk));
 		for (unsigned long i = 0; i < mib; i++)
-			if (write(fd, chunk, sizeof(chunk)) != sizeof(chunk))
-				break;
-		close(fd);
+			if (pwrite(fd, chunk, sizeof(chunk), i << 20) != sizeof(chunk))
+				return 1;
 	}
 }
 
