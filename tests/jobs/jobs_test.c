@@ -26,7 +26,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../../kselftest_harness.h"
@@ -63,43 +62,6 @@ static void report(char *buf, size_t len)
 	fflush(stdout);
 	free(pages);
 	free(status);
-}
-
-/*
- * --dirty FILE MIB: write the first MIB MiB of FILE 1 MiB at a time, over
- * and over (the same blocks: memory stays bounded), until killed.
- */
-static int dirty(const char *file, long mib)
-{
-	static char chunk[1 << 20];
-	int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-	if (fd < 0)
-		return 3;
-	for (unsigned char pass = 1;; pass++) {
-		memset(chunk, pass, sizeof(chunk));
-		for (long i = 0; i < mib; i++)
-			if (pwrite(fd, chunk, sizeof(chunk), i << 20) != sizeof(chunk))
-				return 4;
-	}
-}
-
-/* --write FILE MIB: write MIB MiB in 256 KiB pieces; print the ms it took. */
-static int write_file(const char *file, long mib)
-{
-	static char piece[256 << 10];
-	struct timespec a, b;
-	int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-	if (fd < 0)
-		return 3;
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	for (long i = 0; i < mib * 4; i++)
-		if (write(fd, piece, sizeof(piece)) != sizeof(piece))
-			return 4;
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	printf("%.1f\n", (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6);
-	return close(fd) ? 5 : 0;
 }
 
 static int hold(int argc, char **argv)
@@ -155,18 +117,6 @@ job(char *out, size_t size, const char *fmt, ...)
 		if (*p == '\n')
 			*p = p[1] ? '|' : '\0';
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-static int write_file_str(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n == (ssize_t)strlen(val) ? 0 : -1;
 }
 
 static unsigned long long job_mask(const char *name, const char *file)
@@ -612,196 +562,9 @@ TEST_F(jobs, bad_input_leaves_nothing)
 	EXPECT_NE(0, access(CG "/nc/sub/fleet-jobs", F_OK));
 }
 
-#define MNT	"/mnt/jobs-dirty"
-#define VM	"/proc/sys/vm/"
-
-static long vmstat(const char *name)
-{
-	char line[256];
-	size_t n = strlen(name);
-	long v = -1;
-	FILE *f = fopen("/proc/vmstat", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, name, n) && line[n] == ' ')
-			v = atol(line + n + 1);
-	if (f)
-		fclose(f);
-	return v;
-}
-
-/*
- * One round of be_dirtying_spares_ls_writes with vm.dirty_node_limits
- * @on (-1: no be job): the best-effort job keeps rewriting 640 MiB of a
- * file on its six nodes;
- * then the latency-sensitive job on its own node writes 8 MiB. Returns
- * how many times balance_dirty_pages() looked at the ls writer (the
- * writeback:balance_dirty_pages events of its pid: none while it runs
- * free below its limits), or -1; its time in @ms.
- */
-static long dirty_round(struct __test_metadata *_metadata, int on, double *ms)
-{
-	char cmd[256], line[1024];
-	pid_t be = 0, ls;
-	struct stat st;
-	long events = 0;
-	int pipefd[2], i;
-	FILE *f;
-
-	snprintf(cmd, sizeof(cmd), "%d", on < 0 ? 1 : on);
-	/*
-	 * "sys" keeps the lowest node, where the kernel's own allocations
-	 * (the loop device's tmpfs pages among them) go, out of the jobs.
-	 */
-	if (write_file_str(VM "dirty_node_limits", cmd) ||
-	    job(NULL, 0, "create sys --class batch --nodes 1") ||
-	    job(NULL, 0, "create l --class ls --nodes 1") ||
-	    job(NULL, 0, "create e --class be --nodes 6"))
-		return -1;
-	write_file_str(CG "/cgroup.subtree_control", "+io");
-	write_file_str(JOBS "/cgroup.subtree_control", "+io");
-	system("sync; echo 3 > /proc/sys/vm/drop_caches");
-	if (on >= 0)
-		be = fork();
-	if (on < 0) {
-		/* the ls writer alone: the reference */
-	} else if (!be) {
-		execl("./fleet-job", "fleet-job", "run", "e", "--", "./jobs_test",
-		      "--dirty", MNT "/be", "640", (char *)NULL);
-		_exit(127);
-	}
-	/*
-	 * Until the be job has written 640 MiB and, with node limits off,
-	 * the machine's dirty pages are past the free-run ceiling (halfway
-	 * between the background and the dirty threshold), where throttling
-	 * starts. It goes on rewriting them while ls writes.
-	 */
-	for (i = 0; on >= 0 && i < 600; i++) {
-		long freerun = (vmstat("nr_dirty_threshold") +
-				vmstat("nr_dirty_background_threshold")) / 2;
-
-		if (!stat(MNT "/be", &st) && st.st_size >= (640L << 20) &&
-		    (on || vmstat("nr_dirty") + vmstat("nr_writeback") > freerun))
-			break;
-		usleep(100 * 1000);
-	}
-	TH_LOG("node limits %d: be wrote %ld MiB; nr_dirty %ld, nr_writeback %ld, threshold %ld, background %ld",
-	       on, stat(MNT "/be", &st) ? -1L : (long)(st.st_size >> 20),
-	       vmstat("nr_dirty"), vmstat("nr_writeback"), vmstat("nr_dirty_threshold"),
-	       vmstat("nr_dirty_background_threshold"));
-
-	/* the ls job's events only: the be job's would overwrite them */
-	if (stat(JOBS "/l", &st))
-		return -1;
-	snprintf(cmd, sizeof(cmd), "cgroup_ino == %lu", (unsigned long)st.st_ino);
-	close(open("/sys/kernel/tracing/trace", O_WRONLY | O_TRUNC));	/* clears it */
-	write_file_str("/sys/kernel/tracing/events/writeback/balance_dirty_pages/filter", cmd);
-	write_file_str("/sys/kernel/tracing/events/writeback/balance_dirty_pages/enable", "1");
-	if (pipe(pipefd))
-		return -1;
-	ls = fork();
-	if (!ls) {
-		dup2(pipefd[1], 1);
-		execl("./fleet-job", "fleet-job", "run", "l", "--", "./jobs_test",
-		      "--write", MNT "/ls", "8", (char *)NULL);
-		_exit(127);
-	}
-	close(pipefd[1]);
-	f = fdopen(pipefd[0], "r");
-	*ms = f && fgets(line, sizeof(line), f) ? atof(line) : -1;
-	if (f)
-		fclose(f);
-	waitpid(ls, NULL, 0);
-	write_file_str("/sys/kernel/tracing/events/writeback/balance_dirty_pages/enable", "0");
-	write_file_str("/sys/kernel/tracing/events/writeback/balance_dirty_pages/filter", "0");
-	f = fopen("/sys/kernel/tracing/trace", "r");
-	while (f && fgets(line, sizeof(line), f))
-		events += !!strstr(line, "balance_dirty_pages");
-	if (f)
-		fclose(f);
-
-	if (be > 0) {
-		kill(be, SIGKILL);
-		waitpid(be, NULL, 0);
-	}
-	unlink(MNT "/be");
-	unlink(MNT "/ls");
-	system("sync; fstrim " MNT);
-	job(NULL, 0, "destroy e");
-	job(NULL, 0, "destroy l");
-	job(NULL, 0, "destroy sys");
-	return *ms < 0 ? -1 : events;
-}
-
-/*
- * A best-effort job that dirties its own nodes must not throttle the
- * writes of a latency-sensitive job on another node (vm.dirty_node_limits,
- * the default); the same run with it off is the control: there the ls
- * writer is throttled, which shows the scenario does reach the limits.
- * The reference is the ls writer alone, in the same test.
- * The dirty limits are the defaults (20%, background 10%); the disk is
- * slow (20 MB/s by io.cost), so the be writer is held near its
- * setpoint, past everyone's free-run ceiling without node limits. The
- * loop device's file in tmpfs is trimmed after each round so that it
- * does not fill memory.
- */
-TEST_F_TIMEOUT(jobs, be_dirtying_spares_ls_writes, 240)
-{
-	char saved[32], mm[32];
-	long alone, stock, node;
-	double ms_alone, ms_stock, ms_node;
-	char cmd[256];
-
-	ASSERT_EQ(0, read_str(VM "dirty_node_limits", saved, sizeof(saved)));
-	ASSERT_EQ(0, system("truncate -s 1536M /tmp/jobs-dirty.img && mkdir -p " MNT
-			    " && losetup /dev/loop7 /tmp/jobs-dirty.img && mkfs.ext4 -q /dev/loop7"
-			    " && mount /dev/loop7 " MNT));
-	/*
-	 * A disk of 20 MB/s (the io.cost model; the io controller on for the
-	 * jobs, as the root cgroup is not throttled): the be job's dirty
-	 * pages pile up as they would on a real disk, not on a loop device
-	 * over tmpfs under TCG.
-	 */
-	ASSERT_EQ(0, read_str("/sys/block/loop7/dev", mm, sizeof(mm)));
-	snprintf(cmd, sizeof(cmd), "%s enable=1 ctrl=user rpct=0 rlat=0 wpct=0 wlat=0 min=100 max=100", mm);
-	ASSERT_EQ(0, write_file_str(CG "/io.cost.qos", cmd));
-	snprintf(cmd, sizeof(cmd),
-		 "%s ctrl=user model=linear rbps=20000000 rseqiops=5000 rrandiops=5000 wbps=20000000 wseqiops=5000 wrandiops=5000",
-		 mm);
-	ASSERT_EQ(0, write_file_str(CG "/io.cost.model", cmd));
-
-	alone = dirty_round(_metadata, -1, &ms_alone);
-	stock = dirty_round(_metadata, 0, &ms_stock);
-	node = dirty_round(_metadata, 1, &ms_node);
-	TH_LOG("ls writer, 8 MiB: alone %.0f ms (%ld balance_dirty_pages events); beside the be job %.0f ms (%ld) with vm.dirty_node_limits=0, %.0f ms (%ld) with 1",
-	       ms_alone, alone, ms_stock, stock, ms_node, node);
-
-	write_file_str(VM "dirty_node_limits", saved);
-	snprintf(cmd, sizeof(cmd), "%s enable=0", mm);
-	write_file_str(CG "/io.cost.qos", cmd);
-	system("umount " MNT "; losetup -d /dev/loop7; rm -f /tmp/jobs-dirty.img");
-	ASSERT_GE(alone, 0);
-	ASSERT_GE(stock, 0);
-	ASSERT_GE(node, 0);
-	/*
-	 * The control: without node limits the be job's dirty pages bring
-	 * the ls writer into balance_dirty_pages(); alone it never is. With
-	 * node limits it never is either. (The times are logged, not
-	 * judged: under TCG they vary with CPU contention; bench/jobs
-	 * measures latency.)
-	 */
-	ASSERT_EQ(0, alone);
-	ASSERT_GT(stock, 0);
-	EXPECT_EQ(0, node);
-}
-
 int main(int argc, char **argv)
 {
 	if (argc > 2 && !strcmp(argv[1], "--hold"))
 		return hold(argc, argv);
-	if (argc == 4 && !strcmp(argv[1], "--dirty"))
-		return dirty(argv[2], atol(argv[3]));
-	if (argc == 4 && !strcmp(argv[1], "--write"))
-		return write_file(argv[2], atol(argv[3]));
 	return test_harness_run(argc, argv);
 }
