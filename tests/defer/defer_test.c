@@ -1259,13 +1259,20 @@ TEST_F_TIMEOUT(defer, spread, 240)
  * tagged backlog is placed; BACKLOG_ROUNDS windows of each, the baseline
  * as long as the last tagged one. The deferral window is set to its
  * longest, so that the whole backlog parks (a list whose oldest task
- * waited longer than the window takes no more). Tagged, the median worst lateness may
- * exceed the baseline's median by no more than its own size plus 1 ms:
- * placing 5000 tasks in one go (the landed code) takes over 15 ms here
- * beside a baseline of 5. The 100 us bound itself is below what TCG can
- * resolve; the kernel's longest placement batch on P (batch_ns_max, where
- * it grew in the tagged rounds) is held to the same limit. With batches of
- * 5000 instead of 8 (tried, 2 vCPUs) both fail: 64 ms against 12.
+ * waited longer than the window takes no more). The control is the larger
+ * of the baseline's and the untagged windows' medians: mainline's own
+ * handling of the same burst stalls P too (a CI run, 16 vCPUs in one TCG
+ * thread: baseline 19.7 ms, untagged 47.9, tagged 42.8), so the hogs alone
+ * are not the whole of what a kernel without deferral does here. Tagged,
+ * the median worst lateness may exceed the control by no more than its own
+ * size plus 1 ms: placing 5000 tasks in one go (the landed code) takes over
+ * 15 ms here beside a baseline of 5. The 100 us bound itself is below what
+ * TCG can resolve; the kernel's longest placement batch on P (batch_ns_max,
+ * where it grew in the tagged rounds) is held to the same limit. With
+ * batches of 5000 instead of 8 both fail (2026-12-07): at 2 vCPUs tagged
+ * 38.9 ms and batch 58.3 against a limit of 12.6; at 2 sockets 106 and 128
+ * against 86, 81 and 84 against 51; batches of 8 gave 7.0 (limit 13.9) and
+ * 36.0 (limit 89.3).
  */
 #define BACKLOG_THREADS	5000
 #define BACKLOG_ROUNDS	3
@@ -1354,7 +1361,8 @@ static int cmp_ull(const void *a, const void *b);
 
 TEST_F_TIMEOUT(defer, backlog_latency, 900)
 {
-	unsigned long long worst[3][BACKLOG_ROUNDS], med[3], len = 1000 * MS, t0, nr = 0, batch = 0;
+	unsigned long long worst[3][BACKLOG_ROUNDS], med[3], ctl, len = 1000 * MS, t0, nr = 0;
+	unsigned long long batch = 0;
 	int W, P, Q, n = BACKLOG_THREADS, i, round, mode;
 	long long ret;
 	static const char *const what[] = { "baseline", "untagged", "tagged" };
@@ -1440,14 +1448,16 @@ TEST_F_TIMEOUT(defer, backlog_latency, 900)
 		qsort(worst[mode], BACKLOG_ROUNDS, sizeof(worst[mode][0]), cmp_ull);
 		med[mode] = worst[mode][BACKLOG_ROUNDS / 2];
 	}
-	TH_LOG("probe on cpu%d, median of %d windows' worst lateness: baseline %.3f ms, untagged %.3f ms, tagged %.3f ms",
-	       P, BACKLOG_ROUNDS, med[0] / 1e6, med[1] / 1e6, med[2] / 1e6);
-	EXPECT_LE(med[2], 2 * med[0] + MS)
-		TH_LOG("placing the backlog held cpu%d far longer than the baseline's stalls", P);
+	ctl = med[0] > med[1] ? med[0] : med[1];
+	TH_LOG("probe on cpu%d, median of %d windows' worst lateness: baseline %.3f ms, untagged %.3f ms, tagged %.3f ms; limit %.3f ms",
+	       P, BACKLOG_ROUNDS, med[0] / 1e6, med[1] / 1e6, med[2] / 1e6,
+	       (2 * ctl + MS) / 1e6);
+	EXPECT_LE(med[2], 2 * ctl + MS)
+		TH_LOG("placing the backlog held cpu%d far longer than mainline's stalls", P);
 	TH_LOG("longest placement batch on cpu%d while the tagged backlogs were placed: %.3f ms",
 	       P, batch / 1e6);
-	EXPECT_LE(batch, 2 * med[0] + MS)
-		TH_LOG("a placement batch on cpu%d outlasted the baseline's stalls", P);
+	EXPECT_LE(batch, 2 * ctl + MS)
+		TH_LOG("a placement batch on cpu%d outlasted mainline's stalls", P);
 	free(s);
 }
 
