@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Per-node VFS caches: /sys/devices/system/node/nodeN/vfs_cache,
- * nodeN/drop_caches and the vfs_* lines of nodeN/vmstat, on a VM of two
- * emulated nodes with a CPU each (tests/vfs/vm).
+ * nodeN/drop_caches and the vfs_* lines of nodeN/vmstat, and mainline's
+ * nodeN/reclaim, on a VM of two emulated nodes with a CPU each
+ * (tests/vfs/vm).
  *
  * An ext4 file system on a loop device holds two trees of NFILES files,
  * d0 and d1. After a global drop, a task bound to node N (its CPU, and
@@ -374,6 +375,62 @@ TEST_F(vfs, drop_pagecache_one_node)
 	EXPECT_LE(99.0, r0);
 	EXPECT_GE(1.0, r1);
 	EXPECT_LE(a.d[1] * 99 / 100, b.d[1]);
+}
+
+/* "Node N FilePages: K kB" of nodeN/meminfo, in KiB, or -1 */
+static long node_file_kb(int nid)
+{
+	char path[128], line[256];
+	long kb = -1, v;
+	FILE *f;
+	int n;
+
+	snprintf(path, sizeof(path), NODE, nid, "meminfo");
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Node %d FilePages: %ld", &n, &v) == 2)
+			kb = v;
+	fclose(f);
+	return kb;
+}
+
+/*
+ * nodeN/reclaim, mainline's per-node proactive reclaim (backported):
+ * "16M" to node 1 reclaims at least 12 MiB of node 1's file pages
+ * (file1, 32 MiB, read there; reclaim may also take slab, and stops at
+ * the amount asked) and leaves 99% of file0, read on node 0. Bad input
+ * gets EINVAL, and memory.reclaim, which now shares the parser, still
+ * works.
+ */
+TEST_F(vfs, node_reclaim)
+{
+	static const char *const bad[] = { "abc", "16M bogus", "16M swappiness=201",
+					    "16M swappiness=-1", "M" };
+	long before, after;
+	unsigned int i;
+	double r0;
+
+	ASSERT_EQ(0, read_on(0, "file0"));
+	ASSERT_EQ(0, read_on(1, "file1"));
+	before = node_file_kb(1);
+	ASSERT_LT(FILE_MB * 1024L, before);
+	ASSERT_EQ(0, node_write(1, "reclaim", "16M"));
+	after = node_file_kb(1);
+	r0 = resident("file0");
+	TH_LOG("node1 reclaim 16M: node1 FilePages %ld -> %ld kB; file0 %.1f%% resident, file1 %.1f%%",
+	       before, after, r0, resident("file1"));
+	EXPECT_LE(12 * 1024L, before - after);
+	EXPECT_LE(99.0, r0);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		EXPECT_EQ(-EINVAL, node_write(1, "reclaim", bad[i])) {
+			TH_LOG("\"%s\"", bad[i]);
+		}
+	}
+	EXPECT_EQ(0, node_write(1, "reclaim", "1M swappiness=0"));
+	EXPECT_EQ(-EINVAL, write_path("/sys/fs/cgroup/memory.reclaim", "abc"));
+	EXPECT_EQ(0, write_path("/sys/fs/cgroup/memory.reclaim", "1M"));
 }
 
 /* Drop one capability from the caller's effective set */
