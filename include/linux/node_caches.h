@@ -25,12 +25,18 @@ int node_cache_vmstat_show(int nid, char *buf, int len);
 int node_vfs_cache_show(int nid, char *buf);
 int node_drop_caches(int nid, int what);
 
-long drop_slab_node_only(int nid);
+int drop_slab_node_only(int nid);
 unsigned long invalidate_mapping_node(struct address_space *mapping, int nid);
 #else
 static inline void node_cache_count(int nid, enum node_cache_event item,
 				    long nr)
 {
+}
+
+static inline unsigned long invalidate_mapping_node(struct address_space *mapping,
+						    int nid)
+{
+	return 0;
 }
 #endif
 
