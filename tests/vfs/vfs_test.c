@@ -158,10 +158,12 @@ static int walk_on(int nid, const char *dir)
 }
 
 /*
- * In a child bound to node @nid: read bytes [@from, @to) of file @name
- * into the page cache; 0 or -1
+ * In a child bound to node @nid (and in cgroup CGROUP if @cg): read bytes
+ * [@from, @to) of file @path into the page cache, without readahead past
+ * @to if @random; 0 or -1
  */
-static int read_range_on(int nid, const char *name, off_t from, off_t to)
+static int read_path_on(int nid, const char *path, off_t from, off_t to,
+			bool random, bool cg)
 {
 	pid_t pid = fork();
 	int st;
@@ -170,18 +172,21 @@ static int read_range_on(int nid, const char *name, off_t from, off_t to)
 		return -1;
 	if (!pid) {
 		static char buf[1 << 16];
-		char path[256];
+		char me[16];
 		ssize_t n;
 		int fd;
 
+		snprintf(me, sizeof(me), "%d", getpid());
+		if (cg && write_path(CGROUP "/cgroup.procs", me))
+			_exit(4);
 		if (bind_node(nid))
 			_exit(2);
-		snprintf(path, sizeof(path), "%s/%s", MNT, name);
 		fd = open(path, O_RDONLY);
 		if (fd < 0)
 			_exit(3);
-		/* no readahead past @to: the next range may be another node's */
-		posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+		/* the next range may be another node's */
+		if (random)
+			posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
 		while (from < to &&
 		       (n = pread(fd, buf, sizeof(buf), from)) > 0)
 			from += n;
@@ -192,23 +197,36 @@ static int read_range_on(int nid, const char *name, off_t from, off_t to)
 	return WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : -1;
 }
 
+/* read_path_on() of the whole of file @path, readahead on */
+static int read_file_on(int nid, const char *path, bool cg)
+{
+	return read_path_on(nid, path, 0, (off_t)FILE_MB << 20, false, cg);
+}
+
+/* read_path_on() of bytes [@from, @to) of file @name of MNT, no readahead */
+static int read_range_on(int nid, const char *name, off_t from, off_t to)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", MNT, name);
+	return read_path_on(nid, path, from, to, true, false);
+}
+
 /* In a child bound to node @nid: read file @name into the page cache */
 static int read_on(int nid, const char *name)
 {
 	return read_range_on(nid, name, 0, (off_t)FILE_MB << 20);
 }
 
-/* Percentage of pages [@from, @to) of file @name in the page cache, or -1 */
-static double resident_range(const char *name, size_t from, size_t to)
+/* Percentage of pages [@from, @to) of file @path in the page cache, or -1 */
+static double resident_path(const char *path, size_t from, size_t to)
 {
 	size_t len = FILE_MB << 20, pages = len / getpagesize(), i, n = 0;
 	size_t first = from / getpagesize(), last = to / getpagesize();
 	unsigned char *vec = malloc(pages);
-	char path[256];
 	void *p;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/%s", MNT, name);
 	fd = open(path, O_RDONLY);
 	if (fd < 0 || !vec)
 		return -1;
@@ -223,6 +241,15 @@ static double resident_range(const char *name, size_t from, size_t to)
 	munmap(p, len);
 	free(vec);
 	return 100.0 * n / (last - first);
+}
+
+/* resident_path() of file @name of MNT */
+static double resident_range(const char *name, size_t from, size_t to)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", MNT, name);
+	return resident_path(path, from, to);
 }
 
 /* Percentage of file @name's pages in the page cache, or -1 */
@@ -304,8 +331,8 @@ FIXTURE_TEARDOWN(vfs)
  * the other way round. Most of the NFILES dentries must show on the
  * walker's node (90%), few on the other (10%: the walker's own allocations
  * outside the walk, and anything else the VM does meanwhile). An inode
- * goes on the LRU only once no dentry holds it: these stay off it while
- * their dentries are cached, and must not show on the other node either.
+ * goes on the LRU only once no dentry holds it, so the walks leave the
+ * inode counts alone (inode_counts_follow_the_node tests those).
  */
 TEST_F(vfs, counts_follow_the_node)
 {
@@ -323,14 +350,12 @@ TEST_F(vfs, counts_follow_the_node)
 	       NFILES, a.d[0], b.d[0], a.d[1], b.d[1], a.i[0], b.i[0], a.i[1], b.i[1]);
 	EXPECT_LE(NFILES * 9 / 10, b.d[1] - a.d[1]);
 	EXPECT_GE(NFILES / 10, b.d[0] - a.d[0]);
-	EXPECT_GE(NFILES / 10, b.i[0] - a.i[0]);
 	ASSERT_EQ(0, walk_on(0, "d0"));
 	take(&c);
 	TH_LOG("walk of %d files on node 0: dentries node0 %ld -> %ld, node1 %ld -> %ld; inodes node0 %ld -> %ld, node1 %ld -> %ld",
 	       NFILES, b.d[0], c.d[0], b.d[1], c.d[1], b.i[0], c.i[0], b.i[1], c.i[1]);
 	EXPECT_LE(NFILES * 9 / 10, c.d[0] - b.d[0]);
 	EXPECT_GE(NFILES / 10, c.d[1] - b.d[1]);
-	EXPECT_GE(NFILES / 10, c.i[1] - b.i[1]);
 }
 
 /*
@@ -592,6 +617,111 @@ TEST_F(vfs, node_reclaim)
 	}
 	EXPECT_EQ(-EINVAL, write_path("/sys/fs/cgroup/memory.reclaim", "abc"));
 	EXPECT_EQ(0, write_path("/sys/fs/cgroup/memory.reclaim", "1M"));
+	/* a memcg with page cache of its own, reclaimed file-only */
+	ASSERT_EQ(0, write_path("/proc/sys/vm/drop_caches", "1"));
+	ASSERT_EQ(0, read_file_on(0, MNT "/file0", true));
+	EXPECT_EQ(-EINVAL, write_path(CGROUP "/memory.reclaim", "1M swappiness=201"));
+	EXPECT_EQ(0, write_path(CGROUP "/memory.reclaim", "1M swappiness=0"));
+}
+
+/* "N reclaimable objects" of ext4's es_shrinker_info for @dev, or -1 */
+static long es_reclaimable(const char *dev)
+{
+	char path[128], line[256];
+	const char *name = strrchr(dev, '/');
+	long v, ret = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/fs/ext4/%s/es_shrinker_info",
+		 name ? name + 1 : dev);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	/* the first "N reclaimable objects" line, under "stats:" */
+	while (ret < 0 && fgets(line, sizeof(line), f))
+		if (strstr(line, " reclaimable objects") && sscanf(line, "%ld", &v) == 1)
+			ret = v;
+	fclose(f);
+	return ret;
+}
+
+/*
+ * Shrinkers that are not NUMA-aware are left out of a node's drop: they
+ * cannot free one node's objects only. ext4's extent status shrinker is
+ * one (shrinker_alloc(0, ...)); its count is in es_shrinker_info. A file
+ * of 4000 one-block extents with holes between them, read from node 0
+ * (its inode, and the extent status tree hanging off it, live there),
+ * gives thousands of entries (enough to show in the shrinker's per-CPU
+ * count): "2" to node1/drop_caches must leave 99% of them. The control:
+ * "2" to the global drop_caches frees most of them.
+ */
+TEST_F(vfs, non_numa_aware_shrinkers_skipped)
+{
+	static char block[4096];
+	long before, after, global;
+	int fd, i;
+
+	fd = open(MNT "/frag", O_CREAT | O_WRONLY, 0644);
+	ASSERT_LE(0, fd);
+	for (i = 0; i < 4000; i++)
+		ASSERT_EQ((ssize_t)sizeof(block),
+			  pwrite(fd, block, sizeof(block), (off_t)i * 2 * sizeof(block)));
+	ASSERT_EQ(0, fsync(fd));
+	close(fd);
+	ASSERT_EQ(0, write_path("/proc/sys/vm/drop_caches", "3"));
+	ASSERT_EQ(0, read_path_on(0, MNT "/frag", 0, 8000 * sizeof(block), true, false));
+	before = es_reclaimable(self->dev);
+	ASSERT_LT(4000, before) TH_LOG("%ld reclaimable extent status entries for %s",
+				       before, self->dev);
+	ASSERT_EQ(0, node_write(1, "drop_caches", "2"));
+	after = es_reclaimable(self->dev);
+	ASSERT_EQ(0, write_path("/proc/sys/vm/drop_caches", "2"));
+	global = es_reclaimable(self->dev);
+	TH_LOG("ext4 reclaimable extent status entries: %ld, after node1 drop %ld, after global drop %ld",
+	       before, after, global);
+	EXPECT_LE(before * 99 / 100, after);
+	EXPECT_GT(before / 2, global);
+}
+
+/*
+ * XFS caches files in large folios (ext4 on 6.12 does not): the per-node
+ * page-cache drop must handle multi-index entries. fx0 is read on node 0
+ * and fx1 on node 1, with readahead (which allocates the large folios);
+ * "1" to node1/drop_caches drops fx1 (at most 1% stays) and keeps 99% of
+ * fx0.
+ */
+TEST_F(vfs, drop_pagecache_large_folios)
+{
+	char cmd[512], dev2[64];
+	double r0, r1;
+	FILE *p;
+
+	/* mkfs.xfs wants 300 MB at least */
+	ASSERT_EQ(0, run("truncate -s 512M " IMG2));
+	p = popen("losetup -f --show " IMG2, "r");
+	ASSERT_NE(NULL, p);
+	ASSERT_NE(NULL, fgets(dev2, sizeof(dev2), p));
+	pclose(p);
+	dev2[strcspn(dev2, "\n")] = 0;
+	snprintf(cmd, sizeof(cmd),
+		 "mkfs.xfs -q -f %s && mkdir -p %s && mount -t xfs %s %s && head -c %dM /dev/urandom > %s/fx0 && head -c %dM /dev/urandom > %s/fx1 && sync && echo 1 > /proc/sys/vm/drop_caches",
+		 dev2, MNT2, dev2, MNT2, FILE_MB, MNT2, FILE_MB, MNT2);
+	ASSERT_EQ(0, run(cmd)) TH_LOG("%s failed", cmd);
+	ASSERT_EQ(0, read_file_on(0, MNT2 "/fx0", false));
+	ASSERT_EQ(0, read_file_on(1, MNT2 "/fx1", false));
+	r0 = resident_path(MNT2 "/fx0", 0, (size_t)FILE_MB << 20);
+	r1 = resident_path(MNT2 "/fx1", 0, (size_t)FILE_MB << 20);
+	TH_LOG("xfs before: fx0 %.1f%% resident, fx1 %.1f%%", r0, r1);
+	EXPECT_LE(99.0, r0);
+	EXPECT_LE(99.0, r1);
+	ASSERT_EQ(0, node_write(1, "drop_caches", "1"));
+	r0 = resident_path(MNT2 "/fx0", 0, (size_t)FILE_MB << 20);
+	r1 = resident_path(MNT2 "/fx1", 0, (size_t)FILE_MB << 20);
+	TH_LOG("xfs after node1 drop 1: fx0 %.1f%% resident, fx1 %.1f%%", r0, r1);
+	EXPECT_LE(99.0, r0);
+	EXPECT_GE(1.0, r1);
+	snprintf(cmd, sizeof(cmd), "umount %s; losetup -d %s; rm -f %s", MNT2, dev2, IMG2);
+	run(cmd);
 }
 
 /* Drop one capability from the caller's effective set */
