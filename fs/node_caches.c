@@ -43,6 +43,7 @@ static int __init node_cache_events_init(void)
 		pr_warn("node_caches: no memory for the per-node VFS counters\n");
 		return -ENOMEM;
 	}
+	/* pairs with the acquires below: the zeroed counters come first */
 	smp_store_release(&node_cache_events, ev);
 	return 0;
 }
@@ -51,6 +52,7 @@ core_initcall(node_cache_events_init);
 /* Count @nr events of @item on node @nid: dentry and inode LRU reclaim */
 void node_cache_count(int nid, enum node_cache_event item, long nr)
 {
+	/* pairs with node_cache_events_init()'s release */
 	unsigned long __percpu *ev = smp_load_acquire(&node_cache_events);
 
 	if (nr > 0 && ev && nid >= 0 && nid < nr_node_ids)
@@ -60,6 +62,7 @@ void node_cache_count(int nid, enum node_cache_event item, long nr)
 /* Append node @nid's VFS reclaim counters to nodeN/vmstat at @len */
 int node_cache_vmstat_show(int nid, char *buf, int len)
 {
+	/* pairs with node_cache_events_init()'s release */
 	unsigned long __percpu *ev = smp_load_acquire(&node_cache_events);
 	unsigned long sum;
 	int i, cpu;
