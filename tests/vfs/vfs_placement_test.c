@@ -14,12 +14,12 @@
  * dentries fill node 0's holes (fragmented). tests/vfs/vm runs this with
  * the stock allocator, which must place 90% on node 1 when clean and, the
  * control, fails to when fragmented (90% on node 0), and with
- * slab_strict_numa, which must place 90% of a task's with a memory policy
- * on node 1 in both cases. A task confined by its cpuset alone is not
- * covered by slab_strict_numa: with it, that case stays as with the
- * stock allocator (the gap Documentation/admin-guide/mm/node-caches.rst
- * describes).
- */
+ * slab_strict_numa, which must place on node 1 90% of the dentries of a
+ * task with a memory policy (mainline's code: a refill takes one object
+ * from the local node's slabs; measured 95.5%) and 99% of those of a task
+ * confined by its cpuset alone (Fleet's extension; measured 100%, and 1 of
+ * 6000 without the extension), in both cases.
+ */ */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -289,11 +289,12 @@ TEST_F(place, dentries_follow_the_job)
 	TH_LOG("%s, %s, slab_strict_numa %s: %d dentries from node 0's CPU for node 1: +%ld on node 0, +%ld on node 1",
 	       variant->how, variant->fragmented ? "fragmented" : "clean",
 	       strict() ? "on" : "off", NFILES, d0, d1);
-	if (!variant->fragmented ||
-	    (strict() && !strcmp(variant->how, "mempolicy"))) {
+	if (strict() && !strcmp(variant->how, "cpuset")) {
+		EXPECT_LE(NFILES * 99 / 100, d1);
+	} else if (!variant->fragmented || strict()) {
 		EXPECT_LE(NFILES * 9 / 10, d1);
 	} else {
-		/* the control, and the cpuset gap: node 0's partial slabs */
+		/* the control: node 0's partial slabs take the dentries */
 		EXPECT_LE(NFILES * 9 / 10, d0);
 	}
 }
