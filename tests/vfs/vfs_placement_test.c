@@ -19,7 +19,7 @@
  * from the local node's slabs; measured 95.5%) and 99% of those of a task
  * confined by its cpuset alone (Fleet's extension; measured 100%, and 1 of
  * 6000 without the extension), in both cases.
- */ */
+ */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
