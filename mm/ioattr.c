@@ -28,6 +28,17 @@
 
 #define IOATTR_TAG_VALID	BIT(0)
 #define IOATTR_TAG_KTHREAD	BIT(1)
+/*
+ * Bits 8-31: when the dirtier's process started (start_boottime in units
+ * of 2^20 ns, wrapping after 4.9 hours), so that a later process that got
+ * the same pid is not named as the dirtier.
+ */
+#define IOATTR_TAG_STAMP_SHIFT	8
+
+static u32 ioattr_stamp(struct task_struct *t)
+{
+	return (u32)(t->start_boottime >> 20) << IOATTR_TAG_STAMP_SHIFT;
+}
 
 static bool ioattr_param __initdata;
 
@@ -186,6 +197,7 @@ void __ioattr_dirty(struct folio *folio)
 	if (in_task()) {
 		tag.cgroup = ioattr_task_cgroup(current);
 		tag.tgid = current->tgid;
+		tag.flags |= ioattr_stamp(current->group_leader);
 	}
 	if (!in_task() || current->flags & PF_KTHREAD)
 		tag.flags |= IOATTR_TAG_KTHREAD;
@@ -280,13 +292,18 @@ static bool ioattr_page_tag(struct page *page, struct ioattr_tag *tag)
 
 #define IOATTR_SHARES 4
 
-static void ioattr_name(struct ioattr_origin *o)
+/*
+ * The name of the process that dirtied the pages tagged @tag, if it still
+ * runs: not that of a later process with the same pid.
+ */
+static void ioattr_name(struct ioattr_origin *o, const struct ioattr_tag *tag)
 {
+	u32 stamp = tag->flags & ~(BIT(IOATTR_TAG_STAMP_SHIFT) - 1);
 	struct task_struct *t;
 
 	rcu_read_lock();
 	t = find_task_by_pid_ns(o->tgid, &init_pid_ns);
-	if (t)
+	if (t && ioattr_stamp(t) == stamp)
 		strscpy(o->comm, t->comm, sizeof(o->comm));
 	else
 		strscpy(o->comm, "-", sizeof(o->comm));
@@ -330,6 +347,7 @@ void ioattr_bio_origin(struct bio *bio, struct ioattr_origin *o)
 				continue;
 			for (i = 0; i < n; i++)
 				if (share[i].tag.tgid == tag.tgid &&
+				    share[i].tag.flags == tag.flags &&
 				    share[i].tag.cgroup == tag.cgroup)
 					break;
 			if (i == n) {
@@ -352,7 +370,7 @@ void ioattr_bio_origin(struct bio *bio, struct ioattr_origin *o)
 		o->cgroup = share[best].tag.cgroup;
 		o->source = share[best].tag.flags & IOATTR_TAG_KTHREAD ?
 			    IOATTR_KERNEL : IOATTR_DIRTIER;
-		ioattr_name(o);
+		ioattr_name(o, &share[best].tag);
 		return;
 	}
 	o->tgid = current->tgid;

@@ -23,6 +23,7 @@
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/sched.h>
 
 #include "../../kselftest_harness.h"
 
@@ -628,35 +629,99 @@ TEST_F_TIMEOUT(fs, gigantic_folio_migration, 180)
 	ASSERT_GE(s.tgid_w * 100, (unsigned long long)len * 99);
 }
 
-/* tools/fleet/fleet-iotop charges the writeback to the exited writer. */
+/* A child with pid @pid (clone3 set_tid), named @comm, that waits */
+static pid_t spawn_with_pid(pid_t pid, const char *comm)
+{
+	struct clone_args args = {
+		.exit_signal = SIGCHLD,
+		.set_tid = (unsigned long)&pid,
+		.set_tid_size = 1,
+	};
+	long ret = syscall(SYS_clone3, &args, sizeof(args));
+
+	if (ret)
+		return ret;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	prctl(PR_SET_NAME, comm);
+	for (;;)
+		pause();
+}
+
+/*
+ * The writer exits and another process gets its pid before writeback:
+ * the bios are the writer's (tgid, source=dirtier), and the name they
+ * carry is "-" (gone), not that of the newcomer.
+ */
+TEST_F(fs, pid_reused_before_writeback)
+{
+	unsigned long long mine = 0, named_new = 0;
+	pid_t pid, imp;
+	char line[512];
+	size_t len = 4 * MB;
+	struct ev e;
+	FILE *f;
+
+	pid = writer(self->file, 0, len, BUFFERED, "ioattr-old", NULL);
+	ASSERT_EQ(0, reap(pid));
+	imp = spawn_with_pid(pid, "ioattr-imp");
+	ASSERT_EQ(pid, imp) TH_LOG("clone3(set_tid=%d): %s", pid, strerror(errno));
+	flush();
+	f = fopen(TRACING "/trace", "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f)) {
+		if (!parse(line, "block_bio_origin: ", &e, self->rdev) ||
+		    !strchr(e.rwbs, 'W') || e.tgid != pid)
+			continue;
+		mine += e.bytes;
+		named_new += strcmp(e.comm, "ioattr-imp") ? 0 : e.bytes;
+	}
+	fclose(f);
+	kill(imp, SIGKILL);
+	waitpid(imp, NULL, 0);
+	TH_LOG("%llu of %zu bytes attributed to pid %d, %llu of them named after the process that reused it",
+	       mine, len, pid, named_new);
+	ASSERT_GE(mine * 100, (unsigned long long)len * 99);
+	ASSERT_EQ(0, named_new);
+}
+
+/* Is fleet-iotop's trace instance there with the exit event on? */
+static bool iotop_ready(void)
+{
+	FILE *p = popen("cat " TRACING "/instances/fleet-iotop.*/events/sched/sched_process_exit/enable 2>/dev/null",
+			"r");
+	int c = p ? fgetc(p) : EOF;
+
+	if (p)
+		pclose(p);
+	return c == '1';
+}
+
+/*
+ * tools/fleet/fleet-iotop charges the writeback to the exited writer, from
+ * a trace instance of its own: the global buffer, which the fixture traces
+ * into, keeps every event for other readers.
+ */
 TEST_F(fs, reporter_names_exited_writer)
 {
 	const char *top = getenv("FLEET_TOP");
 	unsigned long long r, w, wb, best = 0;
 	char cmd[512], line[512], comm[32];
 	size_t len = 8 * MB;
+	struct sums s;
 	int tgid, i;
+	pid_t pid;
 	FILE *p;
 
 	ASSERT_NE(NULL, top) TH_LOG("FLEET_TOP not set (run by scripts/run-tests)");
-	write_str(TRACING "/events/sched/sched_process_exit/enable", "0");
 	snprintf(cmd, sizeof(cmd), "%s/tools/fleet/fleet-iotop -i 15 -n 1 -d %u:%u",
 		 top, major(self->rdev), minor(self->rdev));
 	p = popen(cmd, "r");
 	ASSERT_NE(NULL, p);
-	/* it is ready once it has turned the exit event on */
-	for (i = 0; i < 100; i++) {
-		FILE *f = fopen(TRACING "/events/sched/sched_process_exit/enable", "r");
-		int c = f ? fgetc(f) : EOF;
-
-		if (f)
-			fclose(f);
-		if (c == '1')
-			break;
+	for (i = 0; i < 100 && !iotop_ready(); i++)
 		usleep(100000);
-	}
 	ASSERT_LT(i, 100) TH_LOG("fleet-iotop did not start");
-	ASSERT_EQ(0, reap(writer(self->file, 0, len, BUFFERED, "ioattr-rep", NULL)));
+	pid = writer(self->file, 0, len, BUFFERED, "ioattr-rep", NULL);
+	ASSERT_EQ(0, reap(pid));
 	flush();
 	while (fgets(line, sizeof(line), p)) {
 		fputs(line, stderr);
@@ -665,8 +730,13 @@ TEST_F(fs, reporter_names_exited_writer)
 			best = wb;
 	}
 	ASSERT_EQ(0, pclose(p));
-	TH_LOG("fleet-iotop: %lluK written back for ioattr-rep", best);
+	sums(self->rdev, pid, "ioattr-rep", cgroup_ino(CGROOT), &s);
+	TH_LOG("fleet-iotop: %lluK written back for ioattr-rep; the global buffer kept %.1f%%",
+	       best, PCT(s.tgid_w, len));
 	ASSERT_GE(best * 1024 * 100, (unsigned long long)len * 99);
+	ASSERT_GE(s.tgid_w * 100, (unsigned long long)len * 99);
+	/* and it removed its instance */
+	ASSERT_NE(0, run("ls -d " TRACING "/instances/fleet-iotop.* 2>/dev/null"));
 }
 
 TEST_HARNESS_MAIN
