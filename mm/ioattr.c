@@ -153,21 +153,20 @@ static void ioattr_walk_end(struct ioattr_walk *w)
 
 /*
  * A tag is written under the mapping's i_pages lock (or the folio lock)
- * but read locklessly when a bio is submitted: field by field, so that
- * a reader gets whole fields.
+ * but read locklessly when a bio is submitted: word by word (the cgroup,
+ * then the process: tgid and flags with its start stamp), so that a
+ * reader gets whole words.
  */
 static void ioattr_write(struct ioattr_tag *t, const struct ioattr_tag *v)
 {
 	WRITE_ONCE(t->cgroup, v->cgroup);
-	WRITE_ONCE(t->tgid, v->tgid);
-	WRITE_ONCE(t->flags, v->flags);
+	WRITE_ONCE(t->who, v->who);
 }
 
 static void ioattr_read(const struct ioattr_tag *t, struct ioattr_tag *v)
 {
 	v->cgroup = READ_ONCE(t->cgroup);
-	v->tgid = READ_ONCE(t->tgid);
-	v->flags = READ_ONCE(t->flags);
+	v->who = READ_ONCE(t->who);
 }
 
 /* Set @tag on every page of @folio. */
@@ -303,7 +302,7 @@ static void ioattr_name(struct ioattr_origin *o, const struct ioattr_tag *tag)
 
 	rcu_read_lock();
 	t = find_task_by_pid_ns(o->tgid, &init_pid_ns);
-	if (t && ioattr_stamp(t) == stamp)
+	if (t && thread_group_leader(t) && ioattr_stamp(t) == stamp)
 		strscpy(o->comm, t->comm, sizeof(o->comm));
 	else
 		strscpy(o->comm, "-", sizeof(o->comm));

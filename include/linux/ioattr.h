@@ -35,11 +35,21 @@ struct ioattr_origin {
 	bool mixed;
 };
 
-/* The page_ext tag of a page: who dirtied it (mm/ioattr.c). */
+/*
+ * The page_ext tag of a page: who dirtied it (mm/ioattr.c). tgid and flags
+ * (which holds the process's start stamp) are one word, written and read
+ * whole, so that a lockless reader never pairs a pid with another
+ * process's stamp.
+ */
 struct ioattr_tag {
 	u64 cgroup;
-	u32 tgid;
-	u32 flags;
+	union {
+		struct {
+			u32 tgid;
+			u32 flags;
+		};
+		u64 who;
+	};
 };
 
 #ifdef CONFIG_IO_ATTRIBUTION
