@@ -274,12 +274,7 @@ FIXTURE_TEARDOWN(place)
 	snprintf(cmd, sizeof(cmd), "umount %s 2>/dev/null; losetup -d %s 2>/dev/null; rm -f %s",
 		 MNT, self->dev, IMG);
 	run(cmd);
-	/*
-	 * CG stays for the next test: creating or removing the only cpuset
-	 * flips cpusets_enabled_key, and under TCG the code patching of a
-	 * static key has been seen to trap (an int3 Oops in
-	 * get_page_from_freelist() during this test).
-	 */
+	rmdir(CG);
 }
 
 TEST_F(place, dentries_follow_the_job)
