@@ -7,19 +7,23 @@
  * The tag lives in page_ext (16 bytes per page), is written when a clean
  * page becomes dirty (folio_account_dirtied(), so the first dirtier since
  * the last writeback wins), is set on every page of the folio (so a split
- * keeps it), is copied on migration and cleared when the page is freed.
+ * keeps it), is copied on migration and cleared when the folio enters a
+ * page cache. Only page-cache pages of regular files are touched.
  * Off unless booted with ioattr=on; then a static key turns the hooks on.
  * See Documentation/admin-guide/mm/ioattr.rst.
  */
 #define pr_fmt(fmt) "ioattr: " fmt
 
+#include <linux/backing-dev.h>
 #include <linux/bio.h>
 #include <linux/cgroup.h>
+#include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/init.h>
 #include <linux/ioattr.h>
 #include <linux/mm.h>
 #include <linux/page_ext.h>
+#include <linux/pagemap.h>
 #include <linux/pid_namespace.h>
 #include <linux/preempt.h>
 #include <linux/rcupdate.h>
@@ -68,6 +72,47 @@ static void __init ioattr_init(void)
 	pr_info("tagging dirtied pages with their task (%zu bytes per page)\n",
 		sizeof(struct ioattr_tag));
 }
+
+#ifdef CONFIG_DEBUG_FS
+/*
+ * debugfs ioattr/tagging: turn the hooks off and on again at run time, for
+ * bench/ioattr, which compares the costs of both states in one boot. Pages
+ * dirtied while off keep the tags they had, so attribution is unreliable
+ * after the first write of 0; not an interface for anything else.
+ */
+static int ioattr_tagging_get(void *data, u64 *val)
+{
+	*val = static_key_enabled(&ioattr_enabled);
+	return 0;
+}
+
+static int ioattr_tagging_set(void *data, u64 val)
+{
+	if (val > 1)
+		return -EINVAL;
+	/* static_branch_enable() and _disable() serialise and nest not */
+	if (val)
+		static_branch_enable(&ioattr_enabled);
+	else
+		static_branch_disable(&ioattr_enabled);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(ioattr_tagging_fops, ioattr_tagging_get,
+			 ioattr_tagging_set, "%llu\n");
+
+static int __init ioattr_debugfs_init(void)
+{
+	struct dentry *dir;
+
+	if (!ioattr_param)
+		return 0;
+	dir = debugfs_create_dir("ioattr", NULL);
+	debugfs_create_file_unsafe("tagging", 0600, dir, NULL,
+				   &ioattr_tagging_fops);
+	return 0;
+}
+late_initcall(ioattr_debugfs_init);
+#endif
 
 struct page_ext_operations ioattr_page_ext_ops = {
 	.size = sizeof(struct ioattr_tag),
@@ -169,6 +214,18 @@ static void ioattr_read(const struct ioattr_tag *t, struct ioattr_tag *v)
 	v->who = READ_ONCE(t->who);
 }
 
+/*
+ * Only page-cache pages of regular files that can be written back carry a
+ * tag (a block device's page cache is file system metadata, the
+ * submitter's; tmpfs and hugetlbfs are never written back): nothing else
+ * pays for the tags.
+ */
+static bool ioattr_mapping(struct address_space *mapping)
+{
+	return mapping && mapping->host && S_ISREG(mapping->host->i_mode) &&
+	       mapping_can_writeback(mapping);
+}
+
 /* Set @tag on every page of @folio. */
 static void ioattr_set(struct folio *folio, const struct ioattr_tag *tag)
 {
@@ -188,6 +245,9 @@ static void ioattr_set(struct folio *folio, const struct ioattr_tag *tag)
 void __ioattr_dirty(struct folio *folio)
 {
 	struct ioattr_tag tag = { .flags = IOATTR_TAG_VALID };
+
+	if (!ioattr_mapping(folio->mapping))
+		return;
 
 	/*
 	 * Dirtied from interrupt context (a bio completion dirtying the pages
@@ -225,19 +285,16 @@ void __ioattr_restore(struct folio *folio, const struct ioattr_tag *tag)
 	ioattr_set(folio, tag);
 }
 
-void __ioattr_free(struct page *page, unsigned int order)
+/*
+ * A folio enters the page cache of @mapping: forget what an earlier life of
+ * its pages left (it is dirtied, and tagged, before it is written back).
+ */
+void __ioattr_add(struct folio *folio, struct address_space *mapping)
 {
-	unsigned long i, nr = 1UL << order;
-	struct ioattr_walk w;
-	struct ioattr_tag *t;
+	static const struct ioattr_tag none;
 
-	t = ioattr_walk_start(&w, page_to_pfn(page));
-	for (i = 0; t && i < nr; i++) {
-		memset(t, 0, sizeof(*t));
-		if (i + 1 < nr)
-			t = ioattr_walk_next(&w);
-	}
-	ioattr_walk_end(&w);
+	if (ioattr_mapping(mapping))
+		ioattr_set(folio, &none);
 }
 
 void __ioattr_copy(struct folio *dst, struct folio *src)
@@ -246,8 +303,7 @@ void __ioattr_copy(struct folio *dst, struct folio *src)
 	struct ioattr_walk ws, wd;
 	struct ioattr_tag *s, *d;
 
-	/* Only page-cache folios that can be written back carry a tag. */
-	if (folio_test_anon(src) || folio_test_hugetlb(src))
+	if (!ioattr_mapping(folio_mapping(src)))
 		return;
 	s = ioattr_walk_start(&ws, folio_pfn(src));
 	d = ioattr_walk_start(&wd, folio_pfn(dst));

@@ -6,9 +6,9 @@
 #include <linux/sched.h>
 #include <linux/types.h>
 
+struct address_space;
 struct bio;
 struct folio;
-struct page;
 
 /* Where the origin of a bio came from. */
 enum ioattr_source {
@@ -59,7 +59,7 @@ extern struct page_ext_operations ioattr_page_ext_ops;
 void __ioattr_dirty(struct folio *folio);
 void __ioattr_save(struct folio *folio, struct ioattr_tag *tag);
 void __ioattr_restore(struct folio *folio, const struct ioattr_tag *tag);
-void __ioattr_free(struct page *page, unsigned int order);
+void __ioattr_add(struct folio *folio, struct address_space *mapping);
 void __ioattr_copy(struct folio *dst, struct folio *src);
 
 static inline void ioattr_dirty(struct folio *folio)
@@ -85,10 +85,11 @@ static inline void ioattr_restore(struct folio *folio,
 		__ioattr_restore(folio, tag);
 }
 
-static inline void ioattr_free(struct page *page, unsigned int order)
+static inline void ioattr_add(struct folio *folio,
+			      struct address_space *mapping)
 {
 	if (static_branch_unlikely(&ioattr_enabled))
-		__ioattr_free(page, order);
+		__ioattr_add(folio, mapping);
 }
 
 static inline void ioattr_copy(struct folio *dst, struct folio *src)
@@ -103,7 +104,8 @@ static inline void ioattr_dirty(struct folio *folio) { }
 static inline void ioattr_save(struct folio *folio, struct ioattr_tag *tag) { }
 static inline void ioattr_restore(struct folio *folio,
 				  const struct ioattr_tag *tag) { }
-static inline void ioattr_free(struct page *page, unsigned int order) { }
+static inline void ioattr_add(struct folio *folio,
+			      struct address_space *mapping) { }
 static inline void ioattr_copy(struct folio *dst, struct folio *src) { }
 #endif
 
