@@ -7,8 +7,10 @@
  * The tag lives in page_ext (16 bytes per page), is written when a clean
  * page becomes dirty (folio_account_dirtied(), so the first dirtier since
  * the last writeback wins), is set on every page of the folio (so a split
- * keeps it), is copied on migration and cleared when the folio enters a
- * page cache. Only page-cache pages of regular files are touched.
+ * keeps it) and copied when a dirty folio migrates. It is read only for a
+ * folio under writeback, which was tagged when it became dirty since it
+ * entered the page cache; so nothing clears it, and only page-cache
+ * folios of regular files are ever touched.
  * Off unless booted with ioattr=on; then a static key turns the hooks on.
  * See Documentation/admin-guide/mm/ioattr.rst.
  */
@@ -45,6 +47,8 @@ static u32 ioattr_stamp(struct task_struct *t)
 }
 
 static bool ioattr_param __initdata;
+/* booted with ioattr=on (tagging may be switched off since, debugfs) */
+bool ioattr_booted __ro_after_init;
 
 DEFINE_STATIC_KEY_FALSE(ioattr_enabled);
 
@@ -68,6 +72,7 @@ static void __init ioattr_init(void)
 {
 	if (!ioattr_param)
 		return;
+	ioattr_booted = true;
 	static_branch_enable(&ioattr_enabled);
 	pr_info("tagging dirtied pages with their task (%zu bytes per page)\n",
 		sizeof(struct ioattr_tag));
@@ -285,25 +290,19 @@ void __ioattr_restore(struct folio *folio, const struct ioattr_tag *tag)
 	ioattr_set(folio, tag);
 }
 
-/*
- * A folio enters the page cache of @mapping: forget what an earlier life of
- * its pages left (it is dirtied, and tagged, before it is written back).
- */
-void __ioattr_add(struct folio *folio, struct address_space *mapping)
-{
-	static const struct ioattr_tag none;
-
-	if (ioattr_mapping(mapping))
-		ioattr_set(folio, &none);
-}
-
 void __ioattr_copy(struct folio *dst, struct folio *src)
 {
 	long i, nr = folio_nr_pages(src);
 	struct ioattr_walk ws, wd;
 	struct ioattr_tag *s, *d;
 
-	if (!ioattr_mapping(folio_mapping(src)))
+	/*
+	 * Only a dirty folio's tag is ever read (when it is written back): a
+	 * clean one is tagged anew when it is dirtied. Dirtiness has moved
+	 * to @dst by now (__folio_migrate_mapping()).
+	 */
+	if (!(folio_test_dirty(dst) || folio_test_dirty(src)) ||
+	    !ioattr_mapping(folio_mapping(src)))
 		return;
 	s = ioattr_walk_start(&ws, folio_pfn(src));
 	d = ioattr_walk_start(&wd, folio_pfn(dst));
@@ -326,7 +325,7 @@ void __ioattr_copy(struct folio *dst, struct folio *src)
  * page-cache page under writeback (not direct I/O from user memory, not a
  * block device's page cache, which is file system metadata).
  */
-static bool ioattr_page_tag(struct page *page, struct ioattr_tag *tag)
+bool ioattr_page_tag(struct page *page, struct ioattr_tag *tag)
 {
 	struct folio *folio = page_folio(page);
 	struct address_space *mapping;
@@ -348,21 +347,42 @@ static bool ioattr_page_tag(struct page *page, struct ioattr_tag *tag)
 #define IOATTR_SHARES 4
 
 /*
- * The name of the process that dirtied the pages tagged @tag, if it still
- * runs: not that of a later process with the same pid.
+ * The process that dirtied the pages tagged @tag, if it still exists (a
+ * zombie included), not a later process that got the same pid. Under
+ * rcu_read_lock().
  */
-static void ioattr_name(struct ioattr_origin *o, const struct ioattr_tag *tag)
+struct task_struct *ioattr_process(const struct ioattr_tag *tag)
 {
 	u32 stamp = tag->flags & ~(BIT(IOATTR_TAG_STAMP_SHIFT) - 1);
 	struct task_struct *t;
 
-	rcu_read_lock();
-	t = find_task_by_pid_ns(o->tgid, &init_pid_ns);
+	t = find_task_by_pid_ns(tag->tgid, &init_pid_ns);
 	if (t && thread_group_leader(t) && ioattr_stamp(t) == stamp)
-		strscpy(o->comm, t->comm, sizeof(o->comm));
-	else
-		strscpy(o->comm, "-", sizeof(o->comm));
+		return t;
+	return NULL;
+}
+
+/* The name of the process that dirtied the pages tagged @tag, or "-". */
+static void ioattr_name(struct ioattr_origin *o, const struct ioattr_tag *tag)
+{
+	struct task_struct *t;
+
+	rcu_read_lock();
+	t = ioattr_process(tag);
+	strscpy(o->comm, t ? t->comm : "-", sizeof(o->comm));
 	rcu_read_unlock();
+}
+
+/*
+ * Whether the pages of @bio may carry tags: a write of data that is not
+ * user memory pinned for direct I/O (the submitter's, even when it maps
+ * page-cache pages) nor metadata or journal (REQ_META: the submitter's,
+ * though jbd2 writes data=journal copies straight from the file's folios).
+ */
+bool ioattr_bio_tagged(struct bio *bio)
+{
+	return op_is_write(bio_op(bio)) && bio_has_data(bio) &&
+	       !bio_flagged(bio, BIO_PAGE_PINNED) && !(bio->bi_opf & REQ_META);
 }
 
 /**
@@ -386,24 +406,14 @@ void ioattr_bio_origin(struct bio *bio, struct ioattr_origin *o)
 	struct bio_vec bv;
 
 	memset(o, 0, sizeof(*o));
-	/*
-	 * Pinned pages are user memory (direct I/O), even when that memory is
-	 * a mapping of a page-cache page: the submitter's. REQ_META bios are
-	 * file system metadata and journal writes (jbd2 writes data=journal
-	 * copies straight from the file's folios): the submitter's too.
-	 */
-	if (static_branch_unlikely(&ioattr_enabled) && op_is_write(bio_op(bio)) &&
-	    bio_has_data(bio) && !bio_flagged(bio, BIO_PAGE_PINNED) &&
-	    !(bio->bi_opf & REQ_META)) {
+	if (static_branch_unlikely(&ioattr_enabled) && ioattr_bio_tagged(bio)) {
 		bio_for_each_segment(bv, bio, iter) {
 			struct ioattr_tag tag;
 
 			if (!ioattr_page_tag(bv.bv_page, &tag))
 				continue;
 			for (i = 0; i < n; i++)
-				if (share[i].tag.tgid == tag.tgid &&
-				    share[i].tag.flags == tag.flags &&
-				    share[i].tag.cgroup == tag.cgroup)
+				if (ioattr_same(&share[i].tag, &tag))
 					break;
 			if (i == n) {
 				if (n)

@@ -10,8 +10,10 @@
  *   anon     maps, touches and unmaps MB MiB of anonymous memory (page
  *            allocation and freeing: no hook should run)
  *   dirty    writes a file of MB MiB in 64 KiB write()s (a tag per page)
- *   flush    fsync()s it (writeback submitted in the child's context)
- *   migrate  maps it and moves its pages to the other node (a tag copy)
+ *   migrate  maps it and moves its dirty pages to the other node (a tag
+ *            copy per page)
+ *   flush    fsync()s it (writeback submitted in the child's context: the
+ *            writeback totals are counted)
  *   drop     drops it from the page cache (page freeing)
  *   read     reads it back (page-cache insertion)
  *
@@ -45,10 +47,13 @@
 #endif
 
 static const char *const phase_name[PHASES] = {
-	"anon", "dirty", "flush", "migrate", "drop+read",
+	"anon", "dirty", "migrate", "flush", "drop+read",
 };
 
-/* System time of each phase of the last sample, written by the child. */
+/*
+ * System time of each phase of the last sample, and then how many of its
+ * pages moved, written by the child.
+ */
 static double *phase_us;
 
 static double stime_us(void)
@@ -105,7 +110,7 @@ static void sample(const char *dir, size_t bytes)
 	phase_us[0] = t - t0;
 	t0 = t;
 
-	/* dirty, flush */
+	/* dirty */
 	snprintf(path, sizeof(path), "%s/ioattr-bench.%d", dir, getpid());
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	if (fd < 0)
@@ -116,13 +121,7 @@ static void sample(const char *dir, size_t bytes)
 	t = stime_us();
 	phase_us[1] = t - t0;
 	t0 = t;
-	if (fsync(fd))
-		die("fsync");
-	t = stime_us();
-	phase_us[2] = t - t0;
-	t0 = t;
-
-	/* migrate: every page to the node it is not on (node 0 or 1) */
+	/* migrate the dirty pages: every page to the node it is not on */
 	p = mmap(NULL, bytes, PROT_READ, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
 		die("mmap file");
@@ -136,7 +135,17 @@ static void sample(const char *dir, size_t bytes)
 		nodes[i] = status[i] == 0 ? 1 : 0;
 	if (syscall(SYS_move_pages, 0, n, pages, nodes, status, MPOL_MF_MOVE) < 0)
 		die("move_pages");
+	phase_us[PHASES] = 0;
+	for (i = 0; i < n; i++)
+		phase_us[PHASES] += status[i] == nodes[i];
 	munmap(p, bytes);
+	t = stime_us();
+	phase_us[2] = t - t0;
+	t0 = t;
+
+	/* flush */
+	if (fsync(fd))
+		die("fsync");
 	t = stime_us();
 	phase_us[3] = t - t0;
 	t0 = t;
@@ -214,7 +223,7 @@ int main(int argc, char **argv)
 	mb = strtoul(argv[3], NULL, 0);
 	if (reps < 3 || reps > MAXREPS || !mb)
 		return 2;
-	phase_us = mmap(NULL, PHASES * sizeof(*phase_us), PROT_READ | PROT_WRITE,
+	phase_us = mmap(NULL, (PHASES + 1) * sizeof(*phase_us), PROT_READ | PROT_WRITE,
 			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (phase_us == MAP_FAILED)
 		die("mmap");
@@ -230,8 +239,8 @@ int main(int argc, char **argv)
 				ph[on][i][r] = phase_us[i];
 		}
 		ratio[r] = t[1][r] / t[0][r];
-		printf("round %d: system time off %.0f us, on %.0f us, on/off %.4f\n",
-		       r, t[0][r], t[1][r], ratio[r]);
+		printf("round %d: system time off %.0f us, on %.0f us, on/off %.4f (%.0f dirty pages migrated)\n",
+		       r, t[0][r], t[1][r], ratio[r], phase_us[PHASES]);
 	}
 	tagging(1);
 

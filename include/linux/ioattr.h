@@ -6,9 +6,11 @@
 #include <linux/sched.h>
 #include <linux/types.h>
 
-struct address_space;
 struct bio;
 struct folio;
+struct page;
+struct seq_file;
+struct signal_struct;
 
 /* Where the origin of a bio came from. */
 enum ioattr_source {
@@ -52,15 +54,29 @@ struct ioattr_tag {
 	};
 };
 
+static inline bool ioattr_same(const struct ioattr_tag *a,
+			       const struct ioattr_tag *b)
+{
+	return a->who == b->who && a->cgroup == b->cgroup;
+}
+
 #ifdef CONFIG_IO_ATTRIBUTION
 DECLARE_STATIC_KEY_FALSE(ioattr_enabled);
 extern struct page_ext_operations ioattr_page_ext_ops;
+extern bool ioattr_booted;
+
+/* For mm/ioattr*.c */
+bool ioattr_bio_tagged(struct bio *bio);
+bool ioattr_page_tag(struct page *page, struct ioattr_tag *tag);
+struct task_struct *ioattr_process(const struct ioattr_tag *tag);
 
 void __ioattr_dirty(struct folio *folio);
 void __ioattr_save(struct folio *folio, struct ioattr_tag *tag);
 void __ioattr_restore(struct folio *folio, const struct ioattr_tag *tag);
-void __ioattr_add(struct folio *folio, struct address_space *mapping);
 void __ioattr_copy(struct folio *dst, struct folio *src);
+void __ioattr_account(struct bio *bio);
+void ioattr_reap(struct signal_struct *parent, struct signal_struct *child);
+void ioattr_show_io(struct task_struct *task, struct seq_file *m);
 
 static inline void ioattr_dirty(struct folio *folio)
 {
@@ -85,28 +101,36 @@ static inline void ioattr_restore(struct folio *folio,
 		__ioattr_restore(folio, tag);
 }
 
-static inline void ioattr_add(struct folio *folio,
-			      struct address_space *mapping)
-{
-	if (static_branch_unlikely(&ioattr_enabled))
-		__ioattr_add(folio, mapping);
-}
-
 static inline void ioattr_copy(struct folio *dst, struct folio *src)
 {
 	if (static_branch_unlikely(&ioattr_enabled))
 		__ioattr_copy(dst, src);
 }
 
+/* Count a write bio's bytes for the tasks and cgroups that dirtied them. */
+static inline void ioattr_account(struct bio *bio)
+{
+	if (static_branch_unlikely(&ioattr_enabled))
+		__ioattr_account(bio);
+}
+
 void ioattr_bio_origin(struct bio *bio, struct ioattr_origin *o);
+
+#ifdef CONFIG_BLK_CGROUP
+void blkcg_ioattr_charge(struct bio *bio, u64 id, u64 bytes);
+#else
+static inline void blkcg_ioattr_charge(struct bio *bio, u64 id, u64 bytes) { }
+#endif
 #else
 static inline void ioattr_dirty(struct folio *folio) { }
 static inline void ioattr_save(struct folio *folio, struct ioattr_tag *tag) { }
 static inline void ioattr_restore(struct folio *folio,
 				  const struct ioattr_tag *tag) { }
-static inline void ioattr_add(struct folio *folio,
-			      struct address_space *mapping) { }
 static inline void ioattr_copy(struct folio *dst, struct folio *src) { }
+static inline void ioattr_reap(struct signal_struct *parent,
+			       struct signal_struct *child) { }
+static inline void ioattr_show_io(struct task_struct *task,
+				  struct seq_file *m) { }
 #endif
 
 #endif /* _LINUX_IOATTR_H */
