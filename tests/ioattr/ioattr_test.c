@@ -23,6 +23,7 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <stdint.h>
 #include <unistd.h>
 #include <linux/sched.h>
 
@@ -829,6 +830,281 @@ TEST_F(fs, reporter_names_exited_writer)
 	ASSERT_GE(s.tgid_w * 100, (unsigned long long)len * 99);
 	/* and it removed its instance */
 	ASSERT_NE(0, access(IOTOP_INSTANCE, F_OK));
+}
+
+/* A field of an io file of /proc, -1 if it is not there. */
+static long long io_field(const char *path, const char *field)
+{
+	size_t n = strlen(field);
+	char line[128];
+	long long v = -1;
+	FILE *f;
+
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, n) && line[n] == ':')
+			v = atoll(line + n + 1);
+	fclose(f);
+	return v;
+}
+
+/* A field of /proc/PID/io (PID 0: ourselves). */
+static long long proc_io(pid_t pid, const char *field)
+{
+	char path[64];
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/io", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/io");
+	return io_field(path, field);
+}
+
+/* A key of @cg's io.stat line for @rdev: 0 if not there, -1 if no file. */
+static long long io_stat(const char *cg, dev_t rdev, const char *key)
+{
+	char path[256], dev[32], line[1024], *p;
+	long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/io.stat", cg);
+	snprintf(dev, sizeof(dev), "%u:%u ", major(rdev), minor(rdev));
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, dev, strlen(dev)))
+			continue;
+		for (p = strtok(line + strlen(dev), " \n"); p; p = strtok(NULL, " \n"))
+			if (!strncmp(p, key, strlen(key)) && p[strlen(key)] == '=')
+				v = atoll(p + strlen(key) + 1);
+	}
+	fclose(f);
+	return v;
+}
+
+/* The share= bytes the tracepoint gave to @tgid (writes on @rdev). */
+static unsigned long long traced(dev_t rdev, pid_t tgid, const char *comm)
+{
+	struct sums s;
+
+	sums(rdev, tgid, comm, 0, &s);
+	return s.tgid_share;
+}
+
+/*
+ * Per-process totals: a writer that is still alive when the flusher writes
+ * its data back gets it counted in /proc/PID/io writeback_bytes (not at
+ * dirtying time, as write_bytes is), exactly as the tracepoint traced it,
+ * and the count goes to the parent when the writer is reaped.
+ */
+TEST_F(fs, totals_per_process)
+{
+	long long dirtied, wb_before, wb_after, thread, mine0, mine1;
+	size_t len = 8 * MB;
+	unsigned long long tr;
+	int go[2], done[2];
+	char c, path[64];
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(done));
+	mine0 = proc_io(0, "writeback_bytes");
+	ASSERT_LE(0, mine0) TH_LOG("no writeback_bytes in /proc/self/io");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		char *buf = malloc(len);
+		int fd = open(self->file, O_RDWR | O_CREAT, 0644);
+
+		prctl(PR_SET_NAME, "ioattr-tot");
+		if (fd < 0 || !buf)
+			_exit(1);
+		memset(buf, 0x5a, len);
+		if (pwrite(fd, buf, len, 0) != (ssize_t)len)
+			_exit(2);
+		close(fd);
+		c = 1;
+		if (write(done[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(3);
+		_exit(0);
+	}
+	ASSERT_EQ(1, read(done[0], &c, 1));
+	dirtied = proc_io(pid, "write_bytes");
+	wb_before = proc_io(pid, "writeback_bytes");
+	tr = traced(self->rdev, pid, "ioattr-tot");
+	flush();
+	wb_after = proc_io(pid, "writeback_bytes");
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/io", pid, pid);
+	thread = io_field(path, "writeback_bytes");
+	TH_LOG("write_bytes %lld at dirtying; writeback_bytes %lld before sync (traced %llu), %lld after (traced %llu)",
+	       dirtied, wb_before, tr, wb_after, traced(self->rdev, pid, "ioattr-tot"));
+	ASSERT_GE(dirtied, (long long)len);	/* mainline's counter, the control */
+	/* what was written back so far (xfs may start early), not what was dirtied */
+	ASSERT_EQ(tr, (unsigned long long)wb_before);
+	ASSERT_EQ((long long)len, wb_after);
+	ASSERT_EQ(traced(self->rdev, pid, "ioattr-tot"), (unsigned long long)wb_after);
+	ASSERT_EQ(wb_after, thread);
+	/* a zombie keeps its count; reaped, it goes to the parent */
+	c = 1;
+	ASSERT_EQ(1, write(go[1], &c, 1));
+	ASSERT_EQ(0, reap(pid));
+	mine1 = proc_io(0, "writeback_bytes");
+	TH_LOG("parent's writeback_bytes %lld -> %lld", mine0, mine1);
+	ASSERT_EQ((long long)len, mine1 - mine0);
+}
+
+static int enable_io_controller(void)
+{
+	return write_str(CGROOT "/cgroup.subtree_control", "+io");
+}
+
+/*
+ * Per-cgroup totals: two cgroups write halves of one file and exit; the
+ * flusher writes it back. Mainline's io.stat wbytes charges the cgroup
+ * that owns the inode; dirtied_wbytes gives each cgroup its own half,
+ * exactly as traced, and the root counts both.
+ */
+TEST_F(fs, totals_two_cgroups_one_file)
+{
+	const char *cg[2] = { CGROOT "/ioattr-ta", CGROOT "/ioattr-tb" };
+	long long root0, root1, d[2], w[2];
+	size_t half = 4 * MB;
+	char comm[2][16];
+	struct sums s;
+	pid_t pid[2];
+	int i;
+
+	ASSERT_EQ(0, enable_io_controller());
+	root0 = io_stat(CGROOT, self->rdev, "dirtied_wbytes");
+	for (i = 0; i < 2; i++) {
+		rmdir(cg[i]);
+		ASSERT_EQ(0, mkdir(cg[i], 0755));
+		snprintf(comm[i], sizeof(comm[i]), "ioattr-t%d", i);
+		pid[i] = writer(self->file, i * half, half, BUFFERED, comm[i], cg[i]);
+		ASSERT_EQ(0, reap(pid[i]));
+	}
+	flush();
+	root1 = io_stat(CGROOT, self->rdev, "dirtied_wbytes");
+	for (i = 0; i < 2; i++) {
+		d[i] = io_stat(cg[i], self->rdev, "dirtied_wbytes");
+		w[i] = io_stat(cg[i], self->rdev, "wbytes");
+		sums(self->rdev, pid[i], comm[i], cgroup_ino(cg[i]), &s);
+		TH_LOG("%s: dirtied_wbytes %lld (traced as the largest share of a bio: %llu), mainline wbytes %lld",
+		       cg[i], d[i], s.tgid_share, w[i]);
+		EXPECT_EQ((long long)half, d[i]);
+	}
+	TH_LOG("root dirtied_wbytes %lld -> %lld", root0, root1);
+	EXPECT_GE(root1 - root0, (long long)(2 * half));
+	for (i = 0; i < 2; i++)
+		rmdir(cg[i]);
+}
+
+/*
+ * A writer's cgroup is removed before writeback: the tracepoint still
+ * names it; the totals cannot find it any more and count it nowhere (the
+ * documented limit), and nothing breaks.
+ */
+TEST_F(fs, cgroup_removed_before_writeback)
+{
+	const char *cg = CGROOT "/ioattr-gone";
+	unsigned long long id;
+	long long root0, root1;
+	size_t len = 4 * MB;
+	struct sums s;
+	pid_t pid;
+
+	ASSERT_EQ(0, enable_io_controller());
+	rmdir(cg);
+	ASSERT_EQ(0, mkdir(cg, 0755));
+	id = cgroup_ino(cg);
+	pid = writer(self->file, 0, len, BUFFERED, "ioattr-gone", cg);
+	ASSERT_EQ(0, reap(pid));
+	ASSERT_EQ(0, rmdir(cg));
+	root0 = io_stat(CGROOT, self->rdev, "dirtied_wbytes");
+	flush();
+	root1 = io_stat(CGROOT, self->rdev, "dirtied_wbytes");
+	sums(self->rdev, pid, "ioattr-gone", id, &s);
+	TH_LOG("%.1f%% of the bytes traced with the removed cgroup %llu; root dirtied_wbytes +%lld",
+	       PCT(s.cg_w, len), id, root1 - root0);
+	ASSERT_GE(s.cg_w * 100, (unsigned long long)len * 99);
+	ASSERT_STREQ("dirtier", s.how);
+}
+
+/* Whether the page at @off of @fd's page cache is part of a large folio. */
+static int in_large_folio(int fd, off_t off)
+{
+	long psz = sysconf(_SC_PAGESIZE);
+	uint64_t ent, flags;
+	int pm, kf, ret = -1;
+	char *m;
+
+	m = mmap(NULL, psz, PROT_READ, MAP_SHARED, fd, off);
+	if (m == MAP_FAILED)
+		return -1;
+	(void)*(volatile char *)m;
+	pm = open("/proc/self/pagemap", O_RDONLY);
+	kf = open("/proc/kpageflags", O_RDONLY);
+	if (pm >= 0 && kf >= 0 &&
+	    pread(pm, &ent, 8, (uintptr_t)m / psz * 8) == 8 && (ent >> 63) &&
+	    pread(kf, &flags, 8, (ent & ((1ULL << 55) - 1)) * 8) == 8)
+		ret = !!(flags & (1ULL << 15 | 1ULL << 16));	/* head, tail */
+	close(pm);
+	close(kf);
+	munmap(m, psz);
+	return ret;
+}
+
+/*
+ * A large folio dirtied by two writers: the first dirtier since the last
+ * writeback takes the whole folio (every page carries its tag), pages that
+ * others dirtied later and pages nobody dirtied included, since the whole
+ * folio is written back. The file is written in one call and written back
+ * (a file system with large folios caches it in large folios, and they
+ * stay); then A, in one cgroup, rewrites its first page and B, in another,
+ * the second. In a large folio both pages, and the rest of the folio, are
+ * A's; in small folios each has its own page. The cgroups' dirtied_wbytes
+ * count it (the tracepoint gives a bio that holds both pages to one).
+ */
+TEST_F(fs, large_folio_two_writers)
+{
+	const char *cg[2] = { CGROOT "/ioattr-la", CGROOT "/ioattr-lb" };
+	long long ta, tb;
+	size_t len = 2 * MB;
+	int fd, large, i;
+	pid_t pid;
+
+	ASSERT_EQ(0, enable_io_controller());
+	pid = writer(self->file, 0, len, BUFFERED, "ioattr-l0", NULL);
+	ASSERT_EQ(0, reap(pid));
+	flush();
+	for (i = 0; i < 2; i++) {
+		rmdir(cg[i]);
+		ASSERT_EQ(0, mkdir(cg[i], 0755));
+		pid = writer(self->file, i * 4096, 4096, BUFFERED, "ioattr-l", cg[i]);
+		ASSERT_EQ(0, reap(pid));
+	}
+	fd = open(self->file, O_RDONLY);
+	ASSERT_LE(0, fd);
+	large = in_large_folio(fd, 4096);
+	close(fd);
+	ASSERT_LE(0, large) TH_LOG("cannot read pagemap/kpageflags");
+	flush();
+	ta = io_stat(cg[0], self->rdev, "dirtied_wbytes");
+	tb = io_stat(cg[1], self->rdev, "dirtied_wbytes");
+	for (i = 0; i < 2; i++)
+		rmdir(cg[i]);
+	TH_LOG("the two pages in a %s folio: A %lld bytes written back, B %lld",
+	       large ? "large" : "small", ta, tb);
+	if (large) {
+		ASSERT_EQ(0, tb);
+		ASSERT_GE(ta, 8192);
+	} else {
+		ASSERT_EQ(4096, ta);
+		ASSERT_EQ(4096, tb);
+	}
 }
 
 TEST_HARNESS_MAIN
