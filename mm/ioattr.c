@@ -24,6 +24,7 @@
 #include <linux/init.h>
 #include <linux/ioattr.h>
 #include <linux/mm.h>
+#include <linux/mutex.h>
 #include <linux/page_ext.h>
 #include <linux/pagemap.h>
 #include <linux/pid_namespace.h>
@@ -34,6 +35,13 @@
 
 #define IOATTR_TAG_VALID	BIT(0)
 #define IOATTR_TAG_KTHREAD	BIT(1)
+/*
+ * Bits 2-7: the epoch the tag was written in, bumped each time tagging is
+ * switched on again through debugfs (bench/ioattr): pages dirtied while it
+ * was off keep a tag of an earlier epoch, which is then not believed.
+ */
+#define IOATTR_TAG_EPOCH_SHIFT	2
+#define IOATTR_TAG_EPOCH	GENMASK(7, IOATTR_TAG_EPOCH_SHIFT)
 /*
  * Bits 8-31: when the dirtier's process started (start_boottime in units
  * of 2^20 ns, wrapping after 4.9 hours), so that a later process that got
@@ -47,6 +55,7 @@ static u32 ioattr_stamp(struct task_struct *t)
 }
 
 static bool ioattr_param __initdata;
+static u32 ioattr_epoch;	/* in place, a multiple of BIT(IOATTR_TAG_EPOCH_SHIFT) */
 /* booted with ioattr=on (tagging may be switched off since, debugfs) */
 bool ioattr_booted __ro_after_init;
 
@@ -82,8 +91,9 @@ static void __init ioattr_init(void)
 /*
  * debugfs ioattr/tagging: turn the hooks off and on again at run time, for
  * bench/ioattr, which compares the costs of both states in one boot. Pages
- * dirtied while off keep the tags they had, so attribution is unreliable
- * after the first write of 0; not an interface for anything else.
+ * dirtied while off keep tags of an earlier epoch, which are then ignored
+ * (the writeback goes to its submitter) unless 64 switches later the epoch
+ * has come round again; not an interface for anything else.
  */
 static int ioattr_tagging_get(void *data, u64 *val)
 {
@@ -95,11 +105,17 @@ static int ioattr_tagging_set(void *data, u64 val)
 {
 	if (val > 1)
 		return -EINVAL;
-	/* static_branch_enable() and _disable() serialise and nest not */
-	if (val)
+	static DEFINE_MUTEX(lock);
+
+	mutex_lock(&lock);
+	if (val && !static_key_enabled(&ioattr_enabled)) {
+		WRITE_ONCE(ioattr_epoch, (ioattr_epoch + BIT(IOATTR_TAG_EPOCH_SHIFT)) &
+			   IOATTR_TAG_EPOCH);
 		static_branch_enable(&ioattr_enabled);
-	else
+	} else if (!val) {
 		static_branch_disable(&ioattr_enabled);
+	}
+	mutex_unlock(&lock);
 	return 0;
 }
 DEFINE_DEBUGFS_ATTRIBUTE(ioattr_tagging_fops, ioattr_tagging_get,
@@ -249,7 +265,9 @@ static void ioattr_set(struct folio *folio, const struct ioattr_tag *tag)
 
 void __ioattr_dirty(struct folio *folio)
 {
-	struct ioattr_tag tag = { .flags = IOATTR_TAG_VALID };
+	struct ioattr_tag tag = {
+		.flags = IOATTR_TAG_VALID | READ_ONCE(ioattr_epoch),
+	};
 
 	if (!ioattr_mapping(folio->mapping))
 		return;
@@ -321,27 +339,32 @@ void __ioattr_copy(struct folio *dst, struct folio *src)
 }
 
 /*
- * The tag of a page that a write bio carries, if it is a regular file's
- * page-cache page under writeback (not direct I/O from user memory, not a
- * block device's page cache, which is file system metadata).
+ * The tag of a folio that a write bio carries, if it is a regular file's
+ * page-cache folio under writeback (not a block device's page cache, which
+ * is file system metadata) tagged in the current epoch. Every page of a
+ * folio has the same tag: the first page's is read. The mapping is read
+ * under RCU: a bio that is not the folio's writeback (a splice of it to
+ * O_DIRECT) may see the writeback end and the inode go meanwhile.
  */
-bool ioattr_page_tag(struct page *page, struct ioattr_tag *tag)
+bool ioattr_folio_tag(struct folio *folio, struct ioattr_tag *tag)
 {
-	struct folio *folio = page_folio(page);
-	struct address_space *mapping;
 	struct page_ext *ext;
+	bool ok;
 
-	if (folio_test_anon(folio) || !folio_test_writeback(folio))
+	if (!folio_test_writeback(folio))
 		return false;
-	mapping = folio->mapping;
-	if (!mapping || !mapping->host || !S_ISREG(mapping->host->i_mode))
+	rcu_read_lock();
+	ok = ioattr_mapping(folio_mapping(folio));
+	rcu_read_unlock();
+	if (!ok)
 		return false;
-	ext = page_ext_get(page);
+	ext = page_ext_get(&folio->page);
 	if (!ext)
 		return false;
 	ioattr_read(ioattr_tag(ext), tag);
 	page_ext_put(ext);
-	return tag->flags & IOATTR_TAG_VALID;
+	return tag->flags & IOATTR_TAG_VALID &&
+	       (tag->flags & IOATTR_TAG_EPOCH) == READ_ONCE(ioattr_epoch);
 }
 
 #define IOATTR_SHARES 4
@@ -377,12 +400,14 @@ static void ioattr_name(struct ioattr_origin *o, const struct ioattr_tag *tag)
  * Whether the pages of @bio may carry tags: a write of data that is not
  * user memory pinned for direct I/O (the submitter's, even when it maps
  * page-cache pages) nor metadata or journal (REQ_META: the submitter's,
- * though jbd2 writes data=journal copies straight from the file's folios).
+ * though jbd2 writes data=journal copies straight from the file's folios),
+ * nor a clone (a split, a mirror's copy: the original is counted).
  */
 bool ioattr_bio_tagged(struct bio *bio)
 {
 	return op_is_write(bio_op(bio)) && bio_has_data(bio) &&
-	       !bio_flagged(bio, BIO_PAGE_PINNED) && !(bio->bi_opf & REQ_META);
+	       !bio_flagged(bio, BIO_PAGE_PINNED) && !(bio->bi_opf & REQ_META) &&
+	       !bio_flagged(bio, BIO_CLONED);
 }
 
 /**
@@ -410,7 +435,7 @@ void ioattr_bio_origin(struct bio *bio, struct ioattr_origin *o)
 		bio_for_each_segment(bv, bio, iter) {
 			struct ioattr_tag tag;
 
-			if (!ioattr_page_tag(bv.bv_page, &tag))
+			if (!ioattr_folio_tag(page_folio(bv.bv_page), &tag))
 				continue;
 			for (i = 0; i < n; i++)
 				if (ioattr_same(&share[i].tag, &tag))

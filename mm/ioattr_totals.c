@@ -23,41 +23,54 @@ static void ioattr_charge(struct bio *bio, const struct ioattr_tag *tag,
 	if (t)
 		atomic64_add(bytes, &t->signal->ioattr_wb_bytes);
 	rcu_read_unlock();
-	if (tag->cgroup)
+	/*
+	 * Finding a cgroup by its id may drop the last reference to a kernfs
+	 * node, which takes a lock that is not IRQ-safe: not from interrupts.
+	 */
+	if (tag->cgroup && in_task())
 		blkcg_ioattr_charge(bio, tag->cgroup, bytes);
 }
 
+#define IOATTR_RUNS 4
+
 /*
- * submit_bio(): add the bytes of a write bio's tagged pages to the
+ * submit_bio(): add the bytes of a write bio's tagged folios to the
  * writeback totals of the processes (/proc/PID/io writeback_bytes) and
  * cgroups (io.stat dirtied_wbytes) that dirtied them, every dirtier of the
- * bio its own bytes. A process that no longer exists is not counted (its
- * cgroup is); one that exited but was not yet reaped is, and the count
- * goes to its parent when it is reaped.
+ * bio its own bytes, one charge per dirtier (up to IOATTR_RUNS of them,
+ * then one per folio). A process that no longer exists is not counted
+ * (its cgroup is); one that exited but was not yet reaped is, and the
+ * count goes to its parent when it is reaped.
  */
 void __ioattr_account(struct bio *bio)
 {
-	struct ioattr_tag run, tag;
-	struct bvec_iter iter;
-	struct bio_vec bv;
-	u64 bytes = 0;
+	struct {
+		struct ioattr_tag tag;
+		u64 bytes;
+	} run[IOATTR_RUNS];
+	struct folio_iter fi;
+	struct ioattr_tag tag;
+	int i, n = 0;
 
 	if (!ioattr_bio_tagged(bio))
 		return;
-	bio_for_each_segment(bv, bio, iter) {
-		if (!ioattr_page_tag(bv.bv_page, &tag))
+	bio_for_each_folio_all(fi, bio) {
+		if (!ioattr_folio_tag(fi.folio, &tag))
 			continue;
-		if (bytes && ioattr_same(&run, &tag)) {
-			bytes += bv.bv_len;
-			continue;
+		for (i = 0; i < n; i++)
+			if (ioattr_same(&run[i].tag, &tag))
+				break;
+		if (i < n) {
+			run[i].bytes += fi.length;
+		} else if (n < IOATTR_RUNS) {
+			run[n].tag = tag;
+			run[n++].bytes = fi.length;
+		} else {
+			ioattr_charge(bio, &tag, fi.length);
 		}
-		if (bytes)
-			ioattr_charge(bio, &run, bytes);
-		run = tag;
-		bytes = bv.bv_len;
 	}
-	if (bytes)
-		ioattr_charge(bio, &run, bytes);
+	for (i = 0; i < n; i++)
+		ioattr_charge(bio, &run[i].tag, run[i].bytes);
 }
 
 /* wait_task_zombie(): a reaped process's totals go to its parent. */
@@ -68,12 +81,12 @@ void ioattr_reap(struct signal_struct *parent, struct signal_struct *child)
 }
 
 /*
- * /proc/PID/io (and task/TID/io, which shows the process's count: a tag
- * names the process, not the thread).
+ * /proc/PID/io, not task/TID/io: a tag names the process, not the thread,
+ * so there is no per-thread count to show there.
  */
-void ioattr_show_io(struct task_struct *task, struct seq_file *m)
+void ioattr_show_io(struct task_struct *task, struct seq_file *m, int whole)
 {
-	if (ioattr_booted)
-		seq_printf(m, "writeback_bytes: %lld\n",
-			   atomic64_read(&task->signal->ioattr_wb_bytes));
+	if (ioattr_booted && whole)
+		seq_printf(m, "writeback_bytes: %llu\n",
+			   (u64)atomic64_read(&task->signal->ioattr_wb_bytes));
 }

@@ -8,7 +8,6 @@
 
 struct bio;
 struct folio;
-struct page;
 struct seq_file;
 struct signal_struct;
 
@@ -67,7 +66,7 @@ extern bool ioattr_booted;
 
 /* For mm/ioattr*.c */
 bool ioattr_bio_tagged(struct bio *bio);
-bool ioattr_page_tag(struct page *page, struct ioattr_tag *tag);
+bool ioattr_folio_tag(struct folio *folio, struct ioattr_tag *tag);
 struct task_struct *ioattr_process(const struct ioattr_tag *tag);
 
 void __ioattr_dirty(struct folio *folio);
@@ -76,7 +75,7 @@ void __ioattr_restore(struct folio *folio, const struct ioattr_tag *tag);
 void __ioattr_copy(struct folio *dst, struct folio *src);
 void __ioattr_account(struct bio *bio);
 void ioattr_reap(struct signal_struct *parent, struct signal_struct *child);
-void ioattr_show_io(struct task_struct *task, struct seq_file *m);
+void ioattr_show_io(struct task_struct *task, struct seq_file *m, int whole);
 
 static inline void ioattr_dirty(struct folio *folio)
 {
@@ -130,7 +129,7 @@ static inline void ioattr_copy(struct folio *dst, struct folio *src) { }
 static inline void ioattr_reap(struct signal_struct *parent,
 			       struct signal_struct *child) { }
 static inline void ioattr_show_io(struct task_struct *task,
-				  struct seq_file *m) { }
+				  struct seq_file *m, int whole) { }
 #endif
 
 #endif /* _LINUX_IOATTR_H */
