@@ -43,13 +43,11 @@
 #define IOATTR_TAG_EPOCH_SHIFT	2
 #define IOATTR_TAG_EPOCH	GENMASK(7, IOATTR_TAG_EPOCH_SHIFT)
 /*
- * Bits 8-31: when the dirtier's process started (start_boottime in units
- * of 2^20 ns, wrapping after 4.9 hours), so that a later process that got
- * the same pid is not named as the dirtier.
+ * Bits 8-31 (IOATTR_TAG_STAMP_SHIFT): when the dirtier's process started
+ * (start_boottime in units of 2^20 ns, wrapping after 4.9 hours), so that
+ * a later process that got the same pid is not named as the dirtier.
  */
-#define IOATTR_TAG_STAMP_SHIFT	8
-
-static u32 ioattr_stamp(struct task_struct *t)
+u32 ioattr_stamp(struct task_struct *t)
 {
 	return (u32)(t->start_boottime >> 20) << IOATTR_TAG_STAMP_SHIFT;
 }

@@ -11,23 +11,90 @@
 #include <linux/rcupdate.h>
 #include <linux/sched/signal.h>
 #include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/xarray.h>
+
+/*
+ * A process's count, kept here rather than in signal_struct: by tgid (in
+ * the initial pid namespace), with the stamp of the process that owns it,
+ * from its first written-back byte until release_task() of its leader. An
+ * entry is only inserted while its process can be found (under the xarray
+ * lock, which __ioattr_release() takes after the pid is unhashed), so none
+ * outlives its process.
+ */
+struct ioattr_proc {
+	u32 stamp;
+	atomic64_t bytes;
+	struct rcu_head rcu;
+};
+
+static DEFINE_XARRAY(ioattr_procs);
+
+static u32 ioattr_tag_stamp(const struct ioattr_tag *tag)
+{
+	return tag->flags & ~(BIT(IOATTR_TAG_STAMP_SHIFT) - 1);
+}
+
+/*
+ * Add @bytes to the count of the process @key (tgid and stamp) names, if it
+ * still exists. @gfp is for a new entry; the xarray's own nodes are never
+ * allocated with the lock dropped, so that the check that the process
+ * exists holds until the entry is in.
+ */
+static void ioattr_proc_add(const struct ioattr_tag *key, u64 bytes, gfp_t gfp)
+{
+	u32 stamp = ioattr_tag_stamp(key);
+	struct ioattr_proc *e, *old, *drop;
+	bool alive;
+
+	rcu_read_lock();
+	e = xa_load(&ioattr_procs, key->tgid);
+	if (e && e->stamp == stamp) {
+		atomic64_add(bytes, &e->bytes);
+		rcu_read_unlock();
+		return;
+	}
+	rcu_read_unlock();
+
+	e = kzalloc(sizeof(*e), gfp);
+	if (!e)
+		return;
+	e->stamp = stamp;
+	atomic64_set(&e->bytes, bytes);
+	drop = e;
+	xa_lock(&ioattr_procs);
+	rcu_read_lock();
+	alive = ioattr_process(key);
+	rcu_read_unlock();
+	old = xa_load(&ioattr_procs, key->tgid);
+	if (alive && old && old->stamp == stamp) {
+		/* another charge put it in meanwhile */
+		atomic64_add(bytes, &old->bytes);
+	} else if (alive) {
+		/* replacing an entry of an earlier process with this pid */
+		old = __xa_store(&ioattr_procs, key->tgid, e,
+				 GFP_NOWAIT | __GFP_NOWARN);
+		drop = xa_is_err(old) ? e : old;
+	}
+	xa_unlock(&ioattr_procs);
+	if (drop)
+		kfree_rcu(drop, rcu);
+}
 
 /* @bytes of @bio's pages tagged @tag are written back: count them. */
 static void ioattr_charge(struct bio *bio, const struct ioattr_tag *tag,
 			  u64 bytes)
 {
-	struct task_struct *t;
-
-	rcu_read_lock();
-	t = ioattr_process(tag);
-	if (t)
-		atomic64_add(bytes, &t->signal->ioattr_wb_bytes);
-	rcu_read_unlock();
 	/*
-	 * Finding a cgroup by its id may drop the last reference to a kernfs
-	 * node, which takes a lock that is not IRQ-safe: not from interrupts.
+	 * Not from interrupts: finding a cgroup by its id may drop the last
+	 * reference to a kernfs node, which takes a lock that is not IRQ-safe,
+	 * and the table of processes is locked without disabling them.
+	 * Reclaim does not allocate from reserves for statistics.
 	 */
-	if (tag->cgroup && in_task())
+	if (!in_task())
+		return;
+	ioattr_proc_add(tag, bytes, GFP_NOWAIT | __GFP_NOWARN | __GFP_NOMEMALLOC);
+	if (tag->cgroup)
 		blkcg_ioattr_charge(bio, tag->cgroup, bytes);
 }
 
@@ -73,11 +140,63 @@ void __ioattr_account(struct bio *bio)
 		ioattr_charge(bio, &run[i].tag, run[i].bytes);
 }
 
-/* wait_task_zombie(): a reaped process's totals go to its parent. */
-void ioattr_reap(struct signal_struct *parent, struct signal_struct *child)
+/* The key of @t's process: its tgid and stamp. */
+static void ioattr_key(struct task_struct *t, struct ioattr_tag *key)
 {
-	atomic64_add(atomic64_read(&child->ioattr_wb_bytes),
-		     &parent->ioattr_wb_bytes);
+	memset(key, 0, sizeof(*key));
+	key->tgid = t->tgid;
+	key->flags = ioattr_stamp(t->group_leader);
+}
+
+/* The count of @t's process. */
+static u64 ioattr_proc_bytes(struct task_struct *t)
+{
+	struct ioattr_proc *e;
+	struct ioattr_tag key;
+	u64 bytes = 0;
+
+	ioattr_key(t, &key);
+	rcu_read_lock();
+	e = xa_load(&ioattr_procs, key.tgid);
+	if (e && e->stamp == ioattr_tag_stamp(&key))
+		bytes = atomic64_read(&e->bytes);
+	rcu_read_unlock();
+	return bytes;
+}
+
+/*
+ * wait_task_zombie(): @parent reaps @child, whose count becomes its, as
+ * the other counters of /proc/PID/io do. Bytes that the child is charged
+ * between this and its release are lost.
+ */
+void __ioattr_reap(struct task_struct *parent, struct task_struct *child)
+{
+	u64 bytes = ioattr_proc_bytes(child);
+	struct ioattr_tag key;
+
+	if (!bytes)
+		return;
+	ioattr_key(parent, &key);
+	ioattr_proc_add(&key, bytes, GFP_KERNEL);
+}
+
+/* release_task(): a process's leader is released, its count goes. */
+void __ioattr_release(struct task_struct *p)
+{
+	struct ioattr_proc *e;
+
+	/* under the lock even to look: a charge may be putting one in */
+	if (!thread_group_leader(p))
+		return;
+	xa_lock(&ioattr_procs);
+	e = xa_load(&ioattr_procs, p->tgid);
+	if (e && e->stamp == ioattr_stamp(p))
+		__xa_erase(&ioattr_procs, p->tgid);
+	else
+		e = NULL;
+	xa_unlock(&ioattr_procs);
+	if (e)
+		kfree_rcu(e, rcu);
 }
 
 /*
@@ -87,6 +206,5 @@ void ioattr_reap(struct signal_struct *parent, struct signal_struct *child)
 void ioattr_show_io(struct task_struct *task, struct seq_file *m, int whole)
 {
 	if (ioattr_booted && whole)
-		seq_printf(m, "writeback_bytes: %llu\n",
-			   (u64)atomic64_read(&task->signal->ioattr_wb_bytes));
+		seq_printf(m, "writeback_bytes: %llu\n", ioattr_proc_bytes(task));
 }

@@ -9,7 +9,6 @@
 struct bio;
 struct folio;
 struct seq_file;
-struct signal_struct;
 
 /* Where the origin of a bio came from. */
 enum ioattr_source {
@@ -68,13 +67,16 @@ extern bool ioattr_booted;
 bool ioattr_bio_tagged(struct bio *bio);
 bool ioattr_folio_tag(struct folio *folio, struct ioattr_tag *tag);
 struct task_struct *ioattr_process(const struct ioattr_tag *tag);
+u32 ioattr_stamp(struct task_struct *t);
+#define IOATTR_TAG_STAMP_SHIFT	8
 
 void __ioattr_dirty(struct folio *folio);
 void __ioattr_save(struct folio *folio, struct ioattr_tag *tag);
 void __ioattr_restore(struct folio *folio, const struct ioattr_tag *tag);
 void __ioattr_copy(struct folio *dst, struct folio *src);
 void __ioattr_account(struct bio *bio);
-void ioattr_reap(struct signal_struct *parent, struct signal_struct *child);
+void __ioattr_reap(struct task_struct *parent, struct task_struct *child);
+void __ioattr_release(struct task_struct *p);
 void ioattr_show_io(struct task_struct *task, struct seq_file *m, int whole);
 
 static inline void ioattr_dirty(struct folio *folio)
@@ -113,6 +115,21 @@ static inline void ioattr_account(struct bio *bio)
 		__ioattr_account(bio);
 }
 
+/* wait_task_zombie(): @parent reaps @child, whose totals become its. */
+static inline void ioattr_reap(struct task_struct *parent,
+			       struct task_struct *child)
+{
+	if (ioattr_booted)
+		__ioattr_reap(parent, child);
+}
+
+/* release_task(): @p is gone, its totals with it. */
+static inline void ioattr_release(struct task_struct *p)
+{
+	if (ioattr_booted)
+		__ioattr_release(p);
+}
+
 void ioattr_bio_origin(struct bio *bio, struct ioattr_origin *o);
 
 #ifdef CONFIG_BLK_CGROUP
@@ -126,8 +143,9 @@ static inline void ioattr_save(struct folio *folio, struct ioattr_tag *tag) { }
 static inline void ioattr_restore(struct folio *folio,
 				  const struct ioattr_tag *tag) { }
 static inline void ioattr_copy(struct folio *dst, struct folio *src) { }
-static inline void ioattr_reap(struct signal_struct *parent,
-			       struct signal_struct *child) { }
+static inline void ioattr_reap(struct task_struct *parent,
+			       struct task_struct *child) { }
+static inline void ioattr_release(struct task_struct *p) { }
 static inline void ioattr_show_io(struct task_struct *task,
 				  struct seq_file *m, int whole) { }
 #endif
