@@ -377,8 +377,13 @@ struct task_struct *ioattr_process(const struct ioattr_tag *tag)
 	u32 stamp = tag->flags & ~(BIT(IOATTR_TAG_STAMP_SHIFT) - 1);
 	struct task_struct *t;
 
+	/*
+	 * The thread whose pid is the tgid is its process's leader, or about
+	 * to be during a non-leader's exec (de_thread(), which copies the
+	 * start time before it swaps the pids).
+	 */
 	t = find_task_by_pid_ns(tag->tgid, &init_pid_ns);
-	if (t && thread_group_leader(t) && ioattr_stamp(t) == stamp)
+	if (t && t->tgid == tag->tgid && ioattr_stamp(t) == stamp)
 		return t;
 	return NULL;
 }

@@ -15,12 +15,11 @@
 #include <linux/xarray.h>
 
 /*
- * A process's count, kept here rather than in signal_struct: by tgid (in
- * the initial pid namespace), with the stamp of the process that owns it,
- * from its first written-back byte until release_task() of its leader. An
- * entry is only inserted while its process can be found (under the xarray
- * lock, which __ioattr_release() takes after the pid is unhashed), so none
- * outlives its process.
+ * A process's count, kept here rather than in signal_struct (whose header
+ * four objects in five include): by tgid (in the initial pid namespace),
+ * with the stamp of the process that owns it, from its first written-back
+ * byte until release_task() of its leader. None outlives its process, see
+ * ioattr_proc_add().
  */
 struct ioattr_proc {
 	u32 stamp;
@@ -35,17 +34,26 @@ static u32 ioattr_tag_stamp(const struct ioattr_tag *tag)
 	return tag->flags & ~(BIT(IOATTR_TAG_STAMP_SHIFT) - 1);
 }
 
+/* Take @e out of the table if it is still in. */
+static void ioattr_proc_del(unsigned long tgid, struct ioattr_proc *e)
+{
+	if (xa_cmpxchg(&ioattr_procs, tgid, e, NULL, 0) == e)
+		kfree_rcu(e, rcu);
+}
+
 /*
  * Add @bytes to the count of the process @key (tgid and stamp) names, if it
- * still exists. @gfp is for a new entry; the xarray's own nodes are never
- * allocated with the lock dropped, so that the check that the process
- * exists holds until the entry is in.
+ * still exists. @gfp is for a new entry and the table's nodes, never
+ * allocated with the lock dropped. An entry put in is checked against the
+ * process once more after a full barrier, as __ioattr_release() looks for
+ * it after the pid is unhashed and a barrier: one of the two sees the
+ * other and takes it out.
  */
 static void ioattr_proc_add(const struct ioattr_tag *key, u64 bytes, gfp_t gfp)
 {
 	u32 stamp = ioattr_tag_stamp(key);
-	struct ioattr_proc *e, *old, *drop;
-	bool alive;
+	struct ioattr_proc *e, *old;
+	bool alive, in = false;
 
 	rcu_read_lock();
 	e = xa_load(&ioattr_procs, key->tgid);
@@ -61,7 +69,6 @@ static void ioattr_proc_add(const struct ioattr_tag *key, u64 bytes, gfp_t gfp)
 		return;
 	e->stamp = stamp;
 	atomic64_set(&e->bytes, bytes);
-	drop = e;
 	xa_lock(&ioattr_procs);
 	rcu_read_lock();
 	alive = ioattr_process(key);
@@ -70,15 +77,33 @@ static void ioattr_proc_add(const struct ioattr_tag *key, u64 bytes, gfp_t gfp)
 	if (alive && old && old->stamp == stamp) {
 		/* another charge put it in meanwhile */
 		atomic64_add(bytes, &old->bytes);
+		old = NULL;
 	} else if (alive) {
-		/* replacing an entry of an earlier process with this pid */
+		/*
+		 * Any entry here is of an earlier process with this pid, which
+		 * __ioattr_release() would have taken out: not expected.
+		 */
 		old = __xa_store(&ioattr_procs, key->tgid, e,
-				 GFP_NOWAIT | __GFP_NOWARN);
-		drop = xa_is_err(old) ? e : old;
+				 gfp & ~__GFP_DIRECT_RECLAIM);
+		in = !xa_is_err(old);
+		if (!in)
+			old = NULL;
+	} else {
+		old = NULL;
 	}
 	xa_unlock(&ioattr_procs);
-	if (drop)
-		kfree_rcu(drop, rcu);
+	if (!in) {
+		kfree(e);
+		return;
+	}
+	if (old)
+		kfree_rcu(old, rcu);
+	smp_mb();	/* the entry in before the process is looked up again */
+	rcu_read_lock();
+	alive = ioattr_process(key);
+	rcu_read_unlock();
+	if (!alive)
+		ioattr_proc_del(key->tgid, e);
 }
 
 /* @bytes of @bio's pages tagged @tag are written back: count them. */
@@ -91,7 +116,7 @@ static void ioattr_charge(struct bio *bio, const struct ioattr_tag *tag,
 	 * and the table of processes is locked without disabling them.
 	 * Reclaim does not allocate from reserves for statistics.
 	 */
-	if (!in_task())
+	if (!in_task() || irqs_disabled())
 		return;
 	ioattr_proc_add(tag, bytes, GFP_NOWAIT | __GFP_NOWARN | __GFP_NOMEMALLOC);
 	if (tag->cgroup)
@@ -180,23 +205,21 @@ void __ioattr_reap(struct task_struct *parent, struct task_struct *child)
 	ioattr_proc_add(&key, bytes, GFP_KERNEL);
 }
 
-/* release_task(): a process's leader is released, its count goes. */
+/*
+ * release_task(): a process's leader is released, its count goes. Its pid
+ * is unhashed by now; after a barrier, an entry that a charge puts in
+ * concurrently is either seen here or sees the pid gone itself.
+ */
 void __ioattr_release(struct task_struct *p)
 {
 	struct ioattr_proc *e;
 
-	/* under the lock even to look: a charge may be putting one in */
 	if (!thread_group_leader(p))
 		return;
-	xa_lock(&ioattr_procs);
+	smp_mb();	/* the pid unhashed before the table is looked at */
 	e = xa_load(&ioattr_procs, p->tgid);
 	if (e && e->stamp == ioattr_stamp(p))
-		__xa_erase(&ioattr_procs, p->tgid);
-	else
-		e = NULL;
-	xa_unlock(&ioattr_procs);
-	if (e)
-		kfree_rcu(e, rcu);
+		ioattr_proc_del(p->tgid, e);
 }
 
 /*
