@@ -21,7 +21,12 @@
  * calls, an io_uring SQPOLL or io-wq thread, which never returns to user
  * space): a task's boosted run time beside other fair work is paid from
  * its boost credit, and a boosted task without credit waits in the GIDLE
- * class until it has some again. See Documentation/scheduler/sched-gidle.rst.
+ * class until it has some again.
+ *
+ * cpu.max bounds a group's GIDLE tasks too: their run time is charged to
+ * their groups' bandwidth, and a GIDLE task of a throttled group waits on
+ * rq->gidle.throttled until the group is unthrottled.
+ * See Documentation/scheduler/sched-gidle.rst.
  */
 
 /* Round-robin slice among the GIDLE tasks of a CPU, in ticks. */
@@ -38,6 +43,8 @@ void init_gidle_rq(struct gidle_rq *gidle_rq)
 {
 	INIT_LIST_HEAD(&gidle_rq->queue);
 	gidle_rq->nr_running = 0;
+	INIT_LIST_HEAD(&gidle_rq->throttled);
+	gidle_rq->nr_throttled = 0;
 	gidle_rq->curr = NULL;
 	gidle_rq->waiting = false;
 }
@@ -64,12 +71,35 @@ static void update_curr_gidle(struct rq *rq)
 {
 	s64 delta_exec = update_curr_common(rq);
 
-	if (delta_exec > 0)
-		rq->gidle.run_ns += delta_exec;
+	if (delta_exec <= 0)
+		return;
+	rq->gidle.run_ns += delta_exec;
+	if (rq->gidle.curr)
+		gidle_account_cfs_runtime(rq->gidle.curr, delta_exec);
+}
+
+/*
+ * A queued task whose group is throttled (cpu.max) waits on the throttled
+ * list, out of nr_running, as a throttled fair task waits out of its
+ * hierarchy; it may still be current until the next pick.
+ */
+static void gidle_throttle(struct rq *rq, struct task_struct *p)
+{
+	list_move_tail(&p->gidle.run_list, &rq->gidle.throttled);
+	p->gidle.throttled = 1;
+	rq->gidle.nr_throttled++;
+	rq->gidle.nr_running--;
+	sub_nr_running(rq, 1);
 }
 
 static void enqueue_task_gidle(struct rq *rq, struct task_struct *p, int flags)
 {
+	if (unlikely(gidle_task_throttled(p))) {
+		list_add_tail(&p->gidle.run_list, &rq->gidle.throttled);
+		p->gidle.throttled = 1;
+		rq->gidle.nr_throttled++;
+		return;
+	}
 	list_add_tail(&p->gidle.run_list, &rq->gidle.queue);
 	rq->gidle.nr_running++;
 	add_nr_running(rq, 1);
@@ -79,8 +109,13 @@ static void enqueue_task_gidle(struct rq *rq, struct task_struct *p, int flags)
 static bool dequeue_task_gidle(struct rq *rq, struct task_struct *p, int flags)
 {
 	list_del_init(&p->gidle.run_list);
-	rq->gidle.nr_running--;
-	sub_nr_running(rq, 1);
+	if (unlikely(p->gidle.throttled)) {
+		p->gidle.throttled = 0;
+		rq->gidle.nr_throttled--;
+	} else {
+		rq->gidle.nr_running--;
+		sub_nr_running(rq, 1);
+	}
 	if (rq->gidle.curr == p) {
 		update_curr_gidle(rq);
 		rq->gidle.curr = NULL;
@@ -92,7 +127,8 @@ static bool dequeue_task_gidle(struct rq *rq, struct task_struct *p, int flags)
 static void yield_task_gidle(struct rq *rq)
 {
 	/* sched_yield() is called by the task to move: current */
-	list_move_tail(&current->gidle.run_list, &rq->gidle.queue);
+	if (!current->gidle.throttled)
+		list_move_tail(&current->gidle.run_list, &rq->gidle.queue);
 }
 
 static void wakeup_preempt_gidle(struct rq *rq, struct task_struct *p, int flags)
@@ -102,9 +138,47 @@ static void wakeup_preempt_gidle(struct rq *rq, struct task_struct *p, int flags
 
 static struct task_struct *pick_task_gidle(struct rq *rq)
 {
-	return list_first_entry_or_null(&rq->gidle.queue, struct task_struct,
-					gidle.run_list);
+	struct task_struct *p;
+
+	/* throttled since it was queued: a group or an ancestor ran out */
+	while ((p = list_first_entry_or_null(&rq->gidle.queue, struct task_struct,
+					     gidle.run_list))) {
+		if (likely(!gidle_task_throttled(p)))
+			return p;
+		gidle_throttle(rq, p);
+	}
+	gidle_update_waiting(rq);
+	return NULL;
 }
+
+#ifdef CONFIG_CFS_BANDWIDTH
+/*
+ * unthrottle_cfs_rq(): a group got bandwidth again on @rq. Requeue its
+ * GIDLE tasks (and its descendants') that no throttled level holds now.
+ */
+void gidle_unthrottle(struct rq *rq)
+{
+	struct task_struct *p, *n;
+	bool requeued = false;
+
+	lockdep_assert_rq_held(rq);
+	list_for_each_entry_safe(p, n, &rq->gidle.throttled, gidle.run_list) {
+		if (gidle_task_throttled(p))
+			continue;
+		list_move_tail(&p->gidle.run_list, &rq->gidle.queue);
+		p->gidle.throttled = 0;
+		rq->gidle.nr_throttled--;
+		rq->gidle.nr_running++;
+		add_nr_running(rq, 1);
+		requeued = true;
+	}
+	if (!requeued)
+		return;
+	gidle_update_waiting(rq);
+	if (is_idle_task(rcu_access_pointer(rq->curr)))
+		resched_curr(rq);
+}
+#endif
 
 static void set_next_task_gidle(struct rq *rq, struct task_struct *p, bool first)
 {
@@ -300,7 +374,7 @@ static void task_tick_gidle(struct rq *rq, struct task_struct *p, int queued)
 {
 	update_curr_gidle(rq);
 
-	if (--p->gidle.time_slice)
+	if (--p->gidle.time_slice || p->gidle.throttled)
 		return;
 	p->gidle.time_slice = GIDLE_TIMESLICE;
 	if (rq->gidle.nr_running > 1) {
@@ -314,8 +388,11 @@ static void switched_to_gidle(struct rq *rq, struct task_struct *p)
 	if (!task_on_rq_queued(p))
 		return;
 	if (rcu_access_pointer(rq->curr) == p) {
-		/* Anything of a higher class queued here goes first. */
-		if (rq->nr_running > rq->gidle.nr_running)
+		/*
+		 * Anything of a higher class queued here goes first, and a
+		 * task of a throttled group stops.
+		 */
+		if (p->gidle.throttled || rq->nr_running > rq->gidle.nr_running)
 			resched_curr(rq);
 	} else if (is_idle_task(rcu_access_pointer(rq->curr))) {
 		resched_curr(rq);
@@ -541,16 +618,17 @@ static int sched_gidle_stats_show(struct seq_file *m, void *v)
 {
 	int cpu;
 
-	seq_puts(m, "# cpu nr_running run_ns boosted_ns pulled pushed\n");
+	seq_puts(m, "# cpu nr_running run_ns boosted_ns pulled pushed throttled\n");
 	for_each_online_cpu(cpu) {
 		struct rq *rq = cpu_rq(cpu);
 
-		seq_printf(m, "cpu%d %u %llu %llu %llu %llu\n", cpu,
+		seq_printf(m, "cpu%d %u %llu %llu %llu %llu %u\n", cpu,
 			   READ_ONCE(rq->gidle.nr_running),
 			   READ_ONCE(rq->gidle.run_ns),
 			   READ_ONCE(rq->gidle.boosted_ns),
 			   READ_ONCE(rq->gidle.nr_pulled),
-			   READ_ONCE(rq->gidle.nr_pushed));
+			   READ_ONCE(rq->gidle.nr_pushed),
+			   READ_ONCE(rq->gidle.nr_throttled));
 	}
 	return 0;
 }

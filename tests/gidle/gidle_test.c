@@ -704,27 +704,33 @@ TEST(freeze_gidle_tasks)
 
 #define CGMAX		"/sys/fs/cgroup/gidle-cpumax"
 
-/* The share of a CPU a hog of @policy, moved into cgroup @dir, takes in 2 s */
-static double share_in_cgroup(int policy, const char *dir, int cpu)
+/*
+ * The CPU time @n hogs of @policy (on @cpu, or -2: anywhere), moved into
+ * cgroup @dir, take in 2 s, as a share of one CPU.
+ */
+static double share_in_cgroup(int policy, const char *dir, int cpu, int n)
 {
-	unsigned long long t0, t1, c0, c1;
+	unsigned long long t0, t1, c0 = 0, c1 = 0;
 	char procs[128], pid_s[32];
-	pid_t pid = spawn_hog(policy, cpu);
+	pid_t pids[256];
+	int i, err = 0;
 
 	snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
-	snprintf(pid_s, sizeof(pid_s), "%d", pid);
-	if (write_str(procs, pid_s)) {
-		kill_all(&pid, 1);
-		return -1;
+	for (i = 0; i < n; i++) {
+		pids[i] = spawn_hog(policy, cpu);
+		snprintf(pid_s, sizeof(pid_s), "%d", pids[i]);
+		err = err ?: write_str(procs, pid_s);
 	}
 	usleep(300 * 1000);
 	t0 = now_ns();
-	c0 = cputime_ns(pid);
+	for (i = 0; i < n; i++)
+		c0 += cputime_ns(pids[i]);
 	sleep(2);
 	t1 = now_ns();
-	c1 = cputime_ns(pid);
-	kill_all(&pid, 1);
-	return (double)(c1 - c0) / (t1 - t0);
+	for (i = 0; i < n; i++)
+		c1 += cputime_ns(pids[i]);
+	kill_all(pids, n);
+	return err ? -1 : (double)(c1 - c0) / (t1 - t0);
 }
 
 /*
@@ -737,8 +743,8 @@ static double share_in_cgroup(int policy, const char *dir, int cpu)
  */
 TEST(cpu_max_bounds_gidle)
 {
-	double fair, gidle, nested;
-	int cpu = ncpus() - 1;
+	double fair, gidle, nested, fair_n, gidle_n;
+	int cpu = ncpus() - 1, n = ncpus();
 
 	mount("cgroup2", "/sys/fs/cgroup", "cgroup2", 0, NULL);
 	rmdir(CGMAX "/child");
@@ -749,17 +755,26 @@ TEST(cpu_max_bounds_gidle)
 	ASSERT_EQ(0, write_str(CGMAX "/cgroup.subtree_control", "+cpu"));
 	ASSERT_EQ(0, mkdir(CGMAX "/child", 0755));
 
-	fair = share_in_cgroup(SCHED_OTHER, CGMAX, cpu);
-	gidle = share_in_cgroup(SCHED_GIDLE, CGMAX, cpu);
-	nested = share_in_cgroup(SCHED_GIDLE, CGMAX "/child", cpu);
+	fair = share_in_cgroup(SCHED_OTHER, CGMAX, cpu, 1);
+	gidle = share_in_cgroup(SCHED_GIDLE, CGMAX, cpu, 1);
+	nested = share_in_cgroup(SCHED_GIDLE, CGMAX "/child", cpu, 1);
+	/* one hog per CPU, unpinned: the quota is the group's, on all CPUs */
+	fair_n = share_in_cgroup(SCHED_OTHER, CGMAX, -2, n);
+	gidle_n = share_in_cgroup(SCHED_GIDLE, CGMAX, -2, n);
 	TH_LOG("cpu.max 10000 100000: fair %.2f%%, gidle %.2f%%, gidle in a child %.2f%%",
 	       100 * fair, 100 * gidle, 100 * nested);
+	TH_LOG("%d unpinned hogs: fair %.2f%%, gidle %.2f%%", n, 100 * fair_n,
+	       100 * gidle_n);
 	EXPECT_GT(fair, 0.05);
 	EXPECT_LT(fair, 0.15);
 	EXPECT_LE(gidle, fair + 0.02);
 	EXPECT_GE(gidle, fair / 2);
 	EXPECT_LE(nested, fair + 0.02);
 	EXPECT_GE(nested, fair / 2);
+	EXPECT_GT(fair_n, 0.05);
+	EXPECT_LT(fair_n, 0.15 + 0.01 * n);
+	EXPECT_LE(gidle_n, fair_n + 0.02);
+	EXPECT_GE(gidle_n, fair_n / 2);
 	rmdir(CGMAX "/child");
 	rmdir(CGMAX);
 }
