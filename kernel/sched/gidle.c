@@ -25,7 +25,7 @@
  *
  * cpu.max bounds a group's GIDLE tasks too: their run time is charged to
  * their groups' bandwidth, and a GIDLE task of a throttled group waits on
- * rq->gidle.throttled until the group is unthrottled.
+ * its group's cfs_rq until the group is unthrottled.
  * See Documentation/scheduler/sched-gidle.rst.
  */
 
@@ -43,7 +43,6 @@ void init_gidle_rq(struct gidle_rq *gidle_rq)
 {
 	INIT_LIST_HEAD(&gidle_rq->queue);
 	gidle_rq->nr_running = 0;
-	INIT_LIST_HEAD(&gidle_rq->throttled);
 	gidle_rq->nr_throttled = 0;
 	gidle_rq->curr = NULL;
 	gidle_rq->waiting = false;
@@ -78,32 +77,67 @@ static void update_curr_gidle(struct rq *rq)
 		gidle_account_cfs_runtime(rq->gidle.curr, delta_exec);
 }
 
+#ifdef CONFIG_CFS_BANDWIDTH
 /*
- * A queued task whose group is throttled (cpu.max) waits on the throttled
- * list, out of nr_running, as a throttled fair task waits out of its
- * hierarchy; it may still be current until the next pick.
+ * A task whose group is throttled (cpu.max) waits on its group's
+ * gidle_throttled list, out of nr_running, as a throttled fair task waits
+ * out of its hierarchy; it may still be current until the next pick.
+ * @queued: it is on rq->gidle.queue now.
  */
-static void gidle_throttle(struct rq *rq, struct task_struct *p)
+static void gidle_throttle(struct rq *rq, struct task_struct *p, bool queued)
 {
-	list_move_tail(&p->gidle.run_list, &rq->gidle.throttled);
+	if (queued) {
+		list_del(&p->gidle.run_list);
+		rq->gidle.nr_running--;
+		sub_nr_running(rq, 1);
+	}
+	list_add_tail(&p->gidle.run_list, &p->se.cfs_rq->gidle_throttled);
 	p->gidle.throttled = 1;
 	rq->gidle.nr_throttled++;
-	rq->gidle.nr_running--;
-	sub_nr_running(rq, 1);
 }
+
+/*
+ * tg_unthrottle_up(): @cfs_rq is throttled at no level any more. Requeue
+ * the GIDLE tasks it held.
+ */
+void gidle_unthrottle(struct rq *rq, struct cfs_rq *cfs_rq)
+{
+	struct task_struct *p, *n;
+
+	lockdep_assert_rq_held(rq);
+	if (list_empty(&cfs_rq->gidle_throttled))
+		return;
+	list_for_each_entry_safe(p, n, &cfs_rq->gidle_throttled, gidle.run_list) {
+		list_move_tail(&p->gidle.run_list, &rq->gidle.queue);
+		p->gidle.throttled = 0;
+		rq->gidle.nr_throttled--;
+		rq->gidle.nr_running++;
+		add_nr_running(rq, 1);
+	}
+	gidle_update_waiting(rq);
+	if (is_idle_task(rcu_access_pointer(rq->curr)))
+		resched_curr(rq);
+}
+#else
+static inline void gidle_throttle(struct rq *rq, struct task_struct *p, bool queued) { }
+#endif
 
 static void enqueue_task_gidle(struct rq *rq, struct task_struct *p, int flags)
 {
 	if (unlikely(gidle_task_throttled(p))) {
-		list_add_tail(&p->gidle.run_list, &rq->gidle.throttled);
-		p->gidle.throttled = 1;
-		rq->gidle.nr_throttled++;
+		gidle_throttle(rq, p, false);
 		return;
 	}
 	list_add_tail(&p->gidle.run_list, &rq->gidle.queue);
 	rq->gidle.nr_running++;
 	add_nr_running(rq, 1);
 	gidle_update_waiting(rq);
+	/*
+	 * Wake-ups and migrations preempt the idle task through
+	 * wakeup_preempt(), a cgroup move out of a throttled group does not.
+	 */
+	if (is_idle_task(rcu_access_pointer(rq->curr)))
+		resched_curr(rq);
 }
 
 static bool dequeue_task_gidle(struct rq *rq, struct task_struct *p, int flags)
@@ -145,40 +179,12 @@ static struct task_struct *pick_task_gidle(struct rq *rq)
 					     gidle.run_list))) {
 		if (likely(!gidle_task_throttled(p)))
 			return p;
-		gidle_throttle(rq, p);
+		gidle_throttle(rq, p, true);
 	}
 	gidle_update_waiting(rq);
 	return NULL;
 }
 
-#ifdef CONFIG_CFS_BANDWIDTH
-/*
- * unthrottle_cfs_rq(): a group got bandwidth again on @rq. Requeue its
- * GIDLE tasks (and its descendants') that no throttled level holds now.
- */
-void gidle_unthrottle(struct rq *rq)
-{
-	struct task_struct *p, *n;
-	bool requeued = false;
-
-	lockdep_assert_rq_held(rq);
-	list_for_each_entry_safe(p, n, &rq->gidle.throttled, gidle.run_list) {
-		if (gidle_task_throttled(p))
-			continue;
-		list_move_tail(&p->gidle.run_list, &rq->gidle.queue);
-		p->gidle.throttled = 0;
-		rq->gidle.nr_throttled--;
-		rq->gidle.nr_running++;
-		add_nr_running(rq, 1);
-		requeued = true;
-	}
-	if (!requeued)
-		return;
-	gidle_update_waiting(rq);
-	if (is_idle_task(rcu_access_pointer(rq->curr)))
-		resched_curr(rq);
-}
-#endif
 
 static void set_next_task_gidle(struct rq *rq, struct task_struct *p, bool first)
 {
@@ -235,7 +241,8 @@ static struct task_struct *gidle_pushable_task(struct rq *rq)
 
 	list_for_each_entry(p, &rq->gidle.queue, gidle.run_list) {
 		if (p != rq->gidle.curr && !task_on_cpu(rq, p) &&
-		    !is_migration_disabled(p) && p->nr_cpus_allowed > 1)
+		    !is_migration_disabled(p) && p->nr_cpus_allowed > 1 &&
+		    !gidle_task_throttled(p))
 			return p;
 	}
 	return NULL;
@@ -266,7 +273,8 @@ static void gidle_push_tasks(struct rq *rq)
 		if (task_rq(p) == rq && task_on_rq_queued(p) &&
 		    p->sched_class == &gidle_sched_class && !task_on_cpu(rq, p) &&
 		    p != rq->gidle.curr && !dst_rq->nr_running &&
-		    !is_migration_disabled(p) && gidle_cpu_allowed(p, cpu)) {
+		    !is_migration_disabled(p) && !gidle_task_throttled(p) &&
+		    gidle_cpu_allowed(p, cpu)) {
 			deactivate_task(rq, p, 0);
 			set_task_cpu(p, cpu);
 			activate_task(dst_rq, p, 0);
@@ -311,7 +319,7 @@ static int balance_gidle(struct rq *rq, struct task_struct *prev,
 		double_lock_balance(rq, src_rq);
 		list_for_each_entry(p, &src_rq->gidle.queue, gidle.run_list) {
 			if (p == src_rq->gidle.curr || task_on_cpu(src_rq, p) ||
-			    is_migration_disabled(p) ||
+			    is_migration_disabled(p) || gidle_task_throttled(p) ||
 			    !gidle_cpu_allowed(p, this_cpu))
 				continue;
 			deactivate_task(src_rq, p, 0);
@@ -374,7 +382,7 @@ static void task_tick_gidle(struct rq *rq, struct task_struct *p, int queued)
 {
 	update_curr_gidle(rq);
 
-	if (--p->gidle.time_slice || p->gidle.throttled)
+	if (p->gidle.throttled || --p->gidle.time_slice)
 		return;
 	p->gidle.time_slice = GIDLE_TIMESLICE;
 	if (rq->gidle.nr_running > 1) {
@@ -408,6 +416,13 @@ static unsigned int get_rr_interval_gidle(struct rq *rq, struct task_struct *p)
 	return GIDLE_TIMESLICE;
 }
 
+#if defined(CONFIG_SCHED_CORE) && defined(CONFIG_CFS_BANDWIDTH)
+static int task_is_throttled_gidle(struct task_struct *p, int cpu)
+{
+	return task_group(p)->cfs_rq[cpu]->throttle_count;
+}
+#endif
+
 DEFINE_SCHED_CLASS(gidle) = {
 	.enqueue_task		= enqueue_task_gidle,
 	.dequeue_task		= dequeue_task_gidle,
@@ -432,6 +447,9 @@ DEFINE_SCHED_CLASS(gidle) = {
 	.switched_to		= switched_to_gidle,
 	.get_rr_interval	= get_rr_interval_gidle,
 	.update_curr		= update_curr_gidle,
+#if defined(CONFIG_SCHED_CORE) && defined(CONFIG_CFS_BANDWIDTH)
+	.task_is_throttled	= task_is_throttled_gidle,
+#endif
 };
 
 /*
@@ -552,7 +570,7 @@ void sched_gidle_boost(struct rq *rq, struct task_struct *p)
 	if (rcu_access_pointer(rq->curr) == p && p->sched_class == &fair_sched_class)
 		p->sched_class->update_curr(rq);
 	if (!p->gidle.boosted) {
-		p->gidle.boosted = 1;
+		WRITE_ONCE(p->gidle.boosted, 1);
 		p->gidle.nr_boosts++;
 	}
 	gidle_set_spent(p);
@@ -569,7 +587,7 @@ void sched_gidle_unboost(void)
 	rq = task_rq_lock(p, &rf);
 	if (p->gidle.boosted) {
 		update_rq_clock(rq);
-		p->gidle.boosted = 0;
+		WRITE_ONCE(p->gidle.boosted, 0);
 		p->gidle.spent = 0;
 		/* gidle_enter_class() would boost it again: not entering */
 		gidle_switch_class(rq, p,

@@ -733,6 +733,56 @@ static double share_in_cgroup(int policy, const char *dir, int cpu, int n)
 	return err ? -1 : (double)(c1 - c0) / (t1 - t0);
 }
 
+/* GIDLE tasks throttled by cpu.max on @cpu (debugfs sched/gidle), or -1 */
+static int gidle_throttled_on(int cpu)
+{
+	unsigned int nr, throttled;
+	unsigned long long x[4];
+	char line[256];
+	int c, found = -1;
+	FILE *f;
+
+	mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
+	f = fopen("/sys/kernel/debug/sched/gidle", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "cpu%d %u %llu %llu %llu %llu %u", &c, &nr, &x[0],
+			   &x[1], &x[2], &x[3], &throttled) == 7 && c == cpu)
+			found = throttled;
+	fclose(f);
+	return found;
+}
+
+/*
+ * A GIDLE hog on @cpu in cgroup CGMAX, once throttled there: after @release
+ * (a move out of the group, or the limit lifted), it must run at once. A
+ * move does not go through a wake-up, so nothing else would get an idle
+ * CPU to pick it. Returns its share of the CPU in the second after.
+ */
+static double share_after_release(struct __test_metadata *_metadata, int cpu,
+				  const char *path, const char *what)
+{
+	unsigned long long t0, t1, c0, c1, end;
+	char pid_s[32];
+	pid_t pid = spawn_hog(SCHED_GIDLE, cpu);
+	int throttled = 0;
+
+	snprintf(pid_s, sizeof(pid_s), "%d", pid);
+	EXPECT_EQ(0, write_str(CGMAX "/cgroup.procs", pid_s));
+	for (end = now_ns() + 3000 * MS; now_ns() < end && throttled < 1;)
+		throttled = gidle_throttled_on(cpu);
+	EXPECT_EQ(1, throttled) TH_LOG("the hog was not seen throttled on cpu%d", cpu);
+	EXPECT_EQ(0, write_str(path, strcmp(what, "pid") ? what : pid_s));
+	t0 = now_ns();
+	c0 = cputime_ns(pid);
+	sleep(1);
+	t1 = now_ns();
+	c1 = cputime_ns(pid);
+	kill_all(&pid, 1);
+	return (double)(c1 - c0) / (t1 - t0);
+}
+
 /*
  * cpu.max bounds a cgroup's GIDLE tasks as it bounds its fair ones, also
  * through an ancestor's limit, on an otherwise idle CPU; and a throttled
@@ -740,10 +790,14 @@ static double share_in_cgroup(int policy, const char *dir, int cpu, int n)
  * the same cgroup: the same tick-based charge, so GIDLE may exceed its
  * share by 2 points of a CPU (a fifth of the quota), and must get at least
  * half of it. On the landed kernel a GIDLE hog ignored cpu.max (100%).
+ * With one hog per CPU the quota is the group's, shared by all CPUs: the
+ * bound is the same, from the one-hog control. (Unpinned fair hogs are
+ * logged beside them, not judged: at 16 vCPUs under TCG they got only 2.6%
+ * of the 10% quota.)
  */
 TEST(cpu_max_bounds_gidle)
 {
-	double fair, gidle, nested, fair_n, gidle_n;
+	double fair, gidle, nested, fair_n, gidle_n, moved, lifted;
 	int cpu = ncpus() - 1, n = ncpus();
 
 	mount("cgroup2", "/sys/fs/cgroup", "cgroup2", 0, NULL);
@@ -758,23 +812,27 @@ TEST(cpu_max_bounds_gidle)
 	fair = share_in_cgroup(SCHED_OTHER, CGMAX, cpu, 1);
 	gidle = share_in_cgroup(SCHED_GIDLE, CGMAX, cpu, 1);
 	nested = share_in_cgroup(SCHED_GIDLE, CGMAX "/child", cpu, 1);
-	/* one hog per CPU, unpinned: the quota is the group's, on all CPUs */
 	fair_n = share_in_cgroup(SCHED_OTHER, CGMAX, -2, n);
 	gidle_n = share_in_cgroup(SCHED_GIDLE, CGMAX, -2, n);
+	moved = share_after_release(_metadata, cpu, "/sys/fs/cgroup/cgroup.procs", "pid");
+	lifted = share_after_release(_metadata, cpu, CGMAX "/cpu.max", "max 100000");
 	TH_LOG("cpu.max 10000 100000: fair %.2f%%, gidle %.2f%%, gidle in a child %.2f%%",
 	       100 * fair, 100 * gidle, 100 * nested);
 	TH_LOG("%d unpinned hogs: fair %.2f%%, gidle %.2f%%", n, 100 * fair_n,
 	       100 * gidle_n);
+	TH_LOG("throttled gidle hog, then moved out: %.2f%%; then the limit lifted: %.2f%%",
+	       100 * moved, 100 * lifted);
 	EXPECT_GT(fair, 0.05);
 	EXPECT_LT(fair, 0.15);
 	EXPECT_LE(gidle, fair + 0.02);
 	EXPECT_GE(gidle, fair / 2);
 	EXPECT_LE(nested, fair + 0.02);
 	EXPECT_GE(nested, fair / 2);
-	EXPECT_GT(fair_n, 0.05);
-	EXPECT_LT(fair_n, 0.15 + 0.01 * n);
-	EXPECT_LE(gidle_n, fair_n + 0.02);
-	EXPECT_GE(gidle_n, fair_n / 2);
+	EXPECT_LE(gidle_n, fair + 0.02);
+	EXPECT_GE(gidle_n, fair / 2);
+	EXPECT_GT(moved, 0.9);
+	EXPECT_GT(lifted, 0.9);
+	EXPECT_EQ(0, gidle_throttled_on(cpu));
 	rmdir(CGMAX "/child");
 	rmdir(CGMAX);
 }
