@@ -185,7 +185,6 @@ static struct task_struct *pick_task_gidle(struct rq *rq)
 	return NULL;
 }
 
-
 static void set_next_task_gidle(struct rq *rq, struct task_struct *p, bool first)
 {
 	p->se.exec_start = rq_clock_task(rq);
@@ -296,14 +295,21 @@ static void task_woken_gidle(struct rq *rq, struct task_struct *p)
 
 /*
  * A CPU about to go idle pulls a waiting GIDLE task from another CPU. Called
- * from the pick path after the classes above found nothing (so fair newidle
- * balancing has run first).
+ * from the pick path after the classes above found nothing. prev_balance()
+ * starts at prev's class, so when prev is a GIDLE task the fair class has
+ * not looked for work yet: fair newidle balancing goes first then, before
+ * the GIDLE tasks queued here or elsewhere (a CPU busy with a GIDLE backlog
+ * would otherwise leave fair tasks waiting on other CPUs to the periodic
+ * balance).
  */
 static int balance_gidle(struct rq *rq, struct task_struct *prev,
 			 struct rq_flags *rf)
 {
 	int this_cpu = cpu_of(rq), cpu;
 
+	if (prev->sched_class == &gidle_sched_class &&
+	    fair_sched_class.balance(rq, prev, rf))
+		return 1;
 	if (rq->gidle.nr_running)
 		return 1;
 	if (cpumask_empty(&gidle_waiting_mask) || !cpu_active(this_cpu))

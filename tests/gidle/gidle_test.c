@@ -837,6 +837,82 @@ TEST(cpu_max_bounds_gidle)
 	rmdir(CGMAX);
 }
 
+/*
+ * @n fair workers, each needing 100 ms of CPU, started two per CPU on the
+ * first half of the CPUs and then allowed on all: the time until the last
+ * one is done, in ns.
+ */
+static unsigned long long fair_makespan(int n)
+{
+	int start[2], i, half = ncpus() / 2 ? ncpus() / 2 : 1;
+	unsigned long long t0;
+	pid_t pids[256];
+	char c = 0;
+
+	if (pipe(start))
+		return 0;
+	for (i = 0; i < n; i++) {
+		pids[i] = fork();
+		if (!pids[i]) {
+			struct timespec ts;
+
+			if (pin_cpu(0, i % half) || read(start[0], &c, 1) != 1 || unpin(0))
+				_exit(2);
+			do
+				clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+			while (ts.tv_sec * 1000000000ULL + ts.tv_nsec < 100 * MS);
+			_exit(0);
+		}
+	}
+	usleep(100 * 1000);
+	t0 = now_ns();
+	for (i = 0; i < n; i++)
+		if (write(start[1], &c, 1) != 1)
+			return 0;
+	for (i = 0; i < n; i++)
+		waitpid(pids[i], NULL, 0);
+	close(start[0]);
+	close(start[1]);
+	return now_ns() - t0;
+}
+
+/*
+ * A CPU busy with GIDLE work looks for fair work to pull before more GIDLE
+ * work: fair workers that start crowded on half of the CPUs spread to the
+ * CPUs that run a GIDLE backlog as fast as to idle CPUs. Rounds alternate
+ * between no backlog (the control) and a backlog of 4 GIDLE hogs per CPU;
+ * the backlog's median makespan may exceed the control's by a fifth.
+ */
+FIXTURE(slow) {};
+FIXTURE_SETUP(slow) {}
+FIXTURE_TEARDOWN(slow) {}
+
+TEST_F_TIMEOUT(slow, fair_work_found_before_gidle_backlog, 180)
+{
+	unsigned long long none[5], backlog[5];
+	int n = ncpus(), r, i;
+	pid_t hogs[1024];
+
+	if (n < 2)
+		SKIP(return, "needs 2 CPUs");
+	for (r = 0; r < 5; r++) {
+		none[r] = fair_makespan(n);
+		for (i = 0; i < 4 * n; i++)
+			hogs[i] = spawn_hog(SCHED_GIDLE, -2);
+		usleep(200 * 1000);
+		backlog[r] = fair_makespan(n);
+		kill_all(hogs, 4 * n);
+		ASSERT_NE(0, none[r]);
+		ASSERT_NE(0, backlog[r]);
+	}
+	qsort(none, 5, sizeof(none[0]), cmp_ull);
+	qsort(backlog, 5, sizeof(backlog[0]), cmp_ull);
+	TH_LOG("%d fair workers of 100 ms: makespan median %.1f ms (%.1f-%.1f) beside idle CPUs, %.1f ms (%.1f-%.1f) beside a GIDLE backlog",
+	       n, none[2] / 1e6, none[0] / 1e6, none[4] / 1e6,
+	       backlog[2] / 1e6, backlog[0] / 1e6, backlog[4] / 1e6);
+	EXPECT_LE(backlog[2] * 5, none[2] * 6);
+}
+
 /* Offline a CPU that runs GIDLE tasks: they move, keep running, none lost. */
 TEST(hotplug_cpu_running_gidle)
 {
