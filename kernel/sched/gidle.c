@@ -296,18 +296,17 @@ static void task_woken_gidle(struct rq *rq, struct task_struct *p)
 /*
  * A CPU about to go idle pulls a waiting GIDLE task from another CPU. Called
  * from the pick path after the classes above found nothing. prev_balance()
- * starts at prev's class, so when prev is a GIDLE task the fair class has
- * not looked for work yet: fair newidle balancing goes first then, before
- * the GIDLE tasks queued here or elsewhere (a CPU busy with a GIDLE backlog
- * would otherwise leave fair tasks waiting on other CPUs to the periodic
- * balance).
+ * starts at prev's class, so when the last task of a CPU, a GIDLE task,
+ * blocks, the fair class has not looked for work yet: its newidle balance
+ * goes first then, before a GIDLE pull. (A CPU that keeps running GIDLE
+ * tasks finds fair work by periodic balancing, as an idle CPU.)
  */
 static int balance_gidle(struct rq *rq, struct task_struct *prev,
 			 struct rq_flags *rf)
 {
 	int this_cpu = cpu_of(rq), cpu;
 
-	if (prev->sched_class == &gidle_sched_class &&
+	if (prev->sched_class == &gidle_sched_class && !rq->nr_running &&
 	    fair_sched_class.balance(rq, prev, rf))
 		return 1;
 	if (rq->gidle.nr_running)
