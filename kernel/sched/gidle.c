@@ -536,14 +536,41 @@ void sched_gidle_fork(struct task_struct *p)
 }
 
 /*
- * Must @p run now to act on SIGKILL, a freeze request (system or cgroup)
- * or a group stop? Waiting behind busy fair work, it would hold its
- * memory, the freezer or the stop until the CPU goes idle.
+ * A stop signal sent to @p that will stop it: only the task itself turns
+ * one into a group stop (JOBCTL_STOP_PENDING), so look at what is pending.
+ * Read without the siglock (the rq lock, IRQs off, keeps sighand): a lift
+ * is decided again at every tick.
+ */
+static bool gidle_stop_signal_pending(struct task_struct *p)
+{
+	static const int stops[] = { SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU };
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(stops); i++) {
+		int sig = stops[i];
+
+		if ((sigismember(&p->pending.signal, sig) ||
+		     sigismember(&p->signal->shared_pending.signal, sig)) &&
+		    (sig == SIGSTOP ||
+		     READ_ONCE(rcu_dereference_sched(p->sighand)->action[sig - 1].sa.sa_handler) ==
+		     SIG_DFL))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Must @p run now to act on SIGKILL, a freeze request (system or cgroup),
+ * a stop signal or group stop, or a ptrace trap (PTRACE_INTERRUPT,
+ * PTRACE_LISTEN)? Waiting behind busy fair work, it would hold its memory,
+ * the freezer, the stop or its debugger until the CPU goes idle. Each runs
+ * it only in the kernel, to the stop or the exit.
  */
 static bool gidle_must_run(struct task_struct *p)
 {
 	return (p->flags & PF_EXITING) || __fatal_signal_pending(p) || freezing(p) ||
-	       (p->jobctl & (JOBCTL_TRAP_FREEZE | JOBCTL_STOP_PENDING));
+	       (p->jobctl & (JOBCTL_TRAP_FREEZE | JOBCTL_STOP_PENDING | JOBCTL_TRAP_MASK)) ||
+	       (task_sigpending(p) && gidle_stop_signal_pending(p));
 }
 
 /*

@@ -9,6 +9,7 @@
 
 #include <linux/types.h>
 #include <sys/mount.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 
@@ -567,6 +568,51 @@ TEST(kill_waiting_gidle_task)
 	usleep(300 * 1000);
 	ASSERT_EQ(0, kill(gidle, SIGKILL));
 	EXPECT_EQ(0, reap_within(gidle, 5000 * MS));
+	kill_all(&fair, 1);
+}
+
+/* Wait for a stop of @pid (traced or not) within @timeout_ns; 0 if seen. */
+static int stopped_within(pid_t pid, int flags, unsigned long long timeout_ns)
+{
+	unsigned long long end = now_ns() + timeout_ns;
+	int st;
+
+	while (now_ns() < end) {
+		if (waitpid(pid, &st, WNOHANG | flags) == pid && WIFSTOPPED(st))
+			return 0;
+		usleep(2000);
+	}
+	return -ETIMEDOUT;
+}
+
+/*
+ * A GIDLE task waiting behind a fair hog in user space (never boosted)
+ * acts on a group stop (SIGSTOP) and on a ptrace interrupt (a ptrace stop
+ * is a stop too: a debugger attached to a GIDLE job must not hang) within
+ * one tick's lift, not when the CPU goes idle.
+ */
+TEST(stop_and_ptrace_interrupt_waiting_gidle_task)
+{
+	int cpu = ncpus() - 1;
+	pid_t fair, gidle;
+
+	fair = spawn_hog(SCHED_OTHER, cpu);
+	usleep(200 * 1000);
+	gidle = spawn_hog(SCHED_GIDLE, cpu);
+	usleep(300 * 1000);
+	ASSERT_EQ(0, kill(gidle, SIGSTOP));
+	EXPECT_EQ(0, stopped_within(gidle, WUNTRACED, 5000 * MS))
+		TH_LOG("no group stop: policy %lld boosted %lld boosts %lld",
+		       proc_sched_field(gidle, "policy"),
+		       proc_sched_field(gidle, "gidle.boosted"),
+		       proc_sched_field(gidle, "gidle.nr_boosts"));
+	ASSERT_EQ(0, kill(gidle, SIGCONT));
+	usleep(100 * 1000);
+	ASSERT_EQ(0, ptrace(PTRACE_SEIZE, gidle, 0, 0));
+	ASSERT_EQ(0, ptrace(PTRACE_INTERRUPT, gidle, 0, 0));
+	EXPECT_EQ(0, stopped_within(gidle, 0, 5000 * MS)) TH_LOG("no ptrace stop");
+	ptrace(PTRACE_DETACH, gidle, 0, 0);
+	kill_all(&gidle, 1);
 	kill_all(&fair, 1);
 }
 
