@@ -885,6 +885,36 @@ static long long io_stat(const char *cg, dev_t rdev, const char *key)
 	return v;
 }
 
+/*
+ * The WRITEBACK column of the line for process id or cgroup path @key in
+ * `fleet-iotop --totals -d @rdev`, in bytes (KiB resolution); -1 if there
+ * is no such line, -2 if the tool did not run.
+ */
+static long long iotop_totals(const char *key, dev_t rdev)
+{
+	const char *top = getenv("FLEET_TOP");
+	char cmd[512], line[512], a[256], b[256];
+	long long v = -1, k;
+	FILE *p;
+
+	if (!top)
+		return -2;
+	snprintf(cmd, sizeof(cmd), "%s/tools/fleet/fleet-iotop --totals -d %u:%u",
+		 top, major(rdev), minor(rdev));
+	p = popen(cmd, "r");
+	if (!p)
+		return -2;
+	while (fgets(line, sizeof(line), p)) {
+		/* "TGID COMM NK" or "NK CGROUP" */
+		if ((sscanf(line, "%255s %255s %lldK", a, b, &k) == 3 ||
+		     sscanf(line, "%lldK %255s", &k, a) == 2) && !strcmp(a, key))
+			v = k << 10;
+	}
+	if (pclose(p))
+		return -2;
+	return v;
+}
+
 /* The share= bytes the tracepoint gave to @tgid (writes on @rdev). */
 static unsigned long long traced(dev_t rdev, pid_t tgid, const char *comm)
 {
@@ -902,11 +932,11 @@ static unsigned long long traced(dev_t rdev, pid_t tgid, const char *comm)
  */
 TEST_F(fs, totals_per_process)
 {
-	long long dirtied, wb_before, wb_after, thread, mine0, mine1;
+	long long dirtied, wb_before, wb_after, thread, mine0, mine1, tool;
+	char c, path[64], pid_s[16];
 	size_t len = 8 * MB;
 	unsigned long long tr;
 	int go[2], done[2];
-	char c, path[64];
 	pid_t pid;
 
 	ASSERT_EQ(0, pipe(go));
@@ -947,6 +977,12 @@ TEST_F(fs, totals_per_process)
 	ASSERT_EQ((long long)len, wb_after);
 	ASSERT_EQ(traced(self->rdev, pid, "ioattr-tot"), (unsigned long long)wb_after);
 	ASSERT_EQ(-1, thread);	/* per process: no line in task/TID/io */
+	/* and fleet-iotop --totals shows it */
+	snprintf(pid_s, sizeof(pid_s), "%d", pid);
+	tool = iotop_totals(pid_s, self->rdev);
+	TH_LOG("fleet-iotop --totals: %lld", tool);
+	ASSERT_NE(-2, tool) TH_LOG("fleet-iotop did not run (FLEET_TOP set by scripts/run-tests?)");
+	ASSERT_EQ(wb_after, tool);
 	/* a zombie keeps its count; reaped, it goes to the parent */
 	c = 1;
 	ASSERT_EQ(1, write(go[1], &c, 1));
@@ -995,6 +1031,8 @@ TEST_F(fs, totals_two_cgroups_one_file)
 		TH_LOG("%s: dirtied_wbytes %lld (traced as the largest share of a bio: %llu), mainline wbytes %lld",
 		       cg[i], d[i], s.tgid_share, w[i]);
 		EXPECT_EQ((long long)half, d[i]);
+		/* and fleet-iotop --totals shows it */
+		EXPECT_EQ(d[i], iotop_totals(cg[i] + strlen(CGROOT), self->rdev));
 	}
 	TH_LOG("root dirtied_wbytes %lld -> %lld", root0, root1);
 	EXPECT_GE(root1 - root0, (long long)(2 * half));
