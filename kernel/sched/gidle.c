@@ -304,13 +304,24 @@ static void task_woken_gidle(struct rq *rq, struct task_struct *p)
 static int balance_gidle(struct rq *rq, struct task_struct *prev,
 			 struct rq_flags *rf)
 {
-	int this_cpu = cpu_of(rq), cpu;
-
 	if (prev->sched_class == &gidle_sched_class && !rq->nr_running &&
 	    fair_sched_class.balance(rq, prev, rf))
 		return 1;
 	if (rq->gidle.nr_running)
 		return 1;
+	return sched_gidle_pull(rq, rf);
+}
+
+/*
+ * @rq is about to go idle, and the classes above found nothing: pull a
+ * GIDLE task waiting on another CPU. Also called from the fast pick path,
+ * after fair newidle balancing found nothing, so that it does not run
+ * twice. Returns whether anything is queued on @rq now.
+ */
+int sched_gidle_pull(struct rq *rq, struct rq_flags *rf)
+{
+	int this_cpu = cpu_of(rq), cpu;
+
 	if (cpumask_empty(&gidle_waiting_mask) || !cpu_active(this_cpu))
 		return 0;
 
@@ -536,8 +547,10 @@ void sched_gidle_fork(struct task_struct *p)
 }
 
 /*
- * A stop signal sent to @p that will stop it: only the task itself turns
- * one into a group stop (JOBCTL_STOP_PENDING), so look at what is pending.
+ * A stop signal sent to @p, not blocked, that would stop it: only the task
+ * itself turns one into a group stop (JOBCTL_STOP_PENDING), so look at
+ * what is pending. (It may still be discarded, in an orphaned process
+ * group: which is why it lifts only within the boost credit.)
  * Read without the siglock (the rq lock, IRQs off, keeps sighand): a lift
  * is decided again at every tick.
  */
@@ -551,6 +564,7 @@ static bool gidle_stop_signal_pending(struct task_struct *p)
 
 		if ((sigismember(&p->pending.signal, sig) ||
 		     sigismember(&p->signal->shared_pending.signal, sig)) &&
+		    !sigismember(&p->blocked, sig) &&
 		    (sig == SIGSTOP ||
 		     READ_ONCE(rcu_dereference_sched(p->sighand)->action[sig - 1].sa.sa_handler) ==
 		     SIG_DFL))
@@ -560,16 +574,29 @@ static bool gidle_stop_signal_pending(struct task_struct *p)
 }
 
 /*
- * Must @p run now to act on SIGKILL, a freeze request (system or cgroup),
- * a stop signal or group stop, or a ptrace trap (PTRACE_INTERRUPT,
- * PTRACE_LISTEN)? Waiting behind busy fair work, it would hold its memory,
- * the freezer, the stop or its debugger until the CPU goes idle. Each runs
- * it only in the kernel, to the stop or the exit.
+ * Must @p run now to act on SIGKILL or a freeze request (system or cgroup)?
+ * Waiting behind busy fair work, it would hold its memory or the freezer
+ * until the CPU goes idle. These end in its exit or its freeze and cannot
+ * be raised again and again: such a task runs without boost credit.
  */
 static bool gidle_must_run(struct task_struct *p)
 {
 	return (p->flags & PF_EXITING) || __fatal_signal_pending(p) || freezing(p) ||
-	       (p->jobctl & (JOBCTL_TRAP_FREEZE | JOBCTL_STOP_PENDING | JOBCTL_TRAP_MASK)) ||
+	       (p->jobctl & JOBCTL_TRAP_FREEZE);
+}
+
+/*
+ * Should @p, waiting behind busy fair work, be lifted at the tick? For the
+ * above, and, within its boost credit, to act on a stop signal, a group
+ * stop or a ptrace trap (PTRACE_INTERRUPT, PTRACE_LISTEN), so that a stop
+ * or its debugger need not wait for the CPU to go idle. Those a task can
+ * raise for itself again and again (a timer sending SIGTSTP in an orphaned
+ * process group, where it is discarded): the credit bounds them.
+ */
+static bool gidle_should_lift(struct task_struct *p)
+{
+	return gidle_must_run(p) ||
+	       (p->jobctl & (JOBCTL_STOP_PENDING | JOBCTL_TRAP_MASK)) ||
 	       (task_sigpending(p) && gidle_stop_signal_pending(p));
 }
 
@@ -657,7 +684,7 @@ void sched_gidle_tick(struct rq *rq, struct task_struct *curr)
 			gidle_set_spent(p);
 			if (!p->gidle.spent)
 				gidle_switch_class(rq, p, &fair_sched_class);
-		} else if (gidle_must_run(p)) {
+		} else if (gidle_should_lift(p)) {
 			sched_gidle_boost(rq, p);
 		}
 	}
