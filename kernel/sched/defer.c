@@ -150,18 +150,30 @@ static bool defer_wakeup_can_place(int cpu)
 }
 
 /*
- * Is @p an rt_mutex waiter (a PI futex, an rtmutex-based lock)? Its wake-up
- * may have made it the owner already (FUTEX_UNLOCK_PI hands the lock over
- * before the wake-up): parking it would convoy every other waiter behind
- * it. Under p->pi_lock.
+ * Must the wake-up of @p, with @wake_flags, not be deferred? Under
+ * p->pi_lock. Not if:
+ * - it was handed a lock, or its operation was done for it
+ *   (wake_up_q_handoff(): rwsem readers, semaphores, SysV semop()), or it
+ *   is an rt_mutex waiter (a PI futex, an rtmutex-based lock), whose
+ *   wake-up may have made it the owner already (FUTEX_UNLOCK_PI hands the
+ *   lock over first): parked, it would convoy every other waiter behind it;
+ * - its waker asked for it on the waker's CPU (WF_CURRENT_CPU);
+ * - it waits for I/O or in a memory stall: nr_iowait and PSI would stay
+ *   charged to its old CPU while it is parked.
  */
-static bool defer_wakeup_pi_blocked(struct task_struct *p)
+static bool defer_wakeup_excluded(struct task_struct *p, int wake_flags)
 {
+	if (wake_flags & (WF_HANDOFF | WF_CURRENT_CPU) || p->in_iowait)
+		return true;
 #ifdef CONFIG_RT_MUTEXES
-	return p->pi_blocked_on;
-#else
-	return false;
+	if (p->pi_blocked_on)
+		return true;
 #endif
+#ifdef CONFIG_PSI
+	if (p->in_memstall)
+		return true;
+#endif
+	return false;
 }
 
 /* As many as a CPU can place in one window, in batches: more are not parked */
@@ -174,13 +186,13 @@ static unsigned int defer_wakeup_max_parked(u64 window)
 /*
  * Park @p, which try_to_wake_up() holds in TASK_WAKING and is about to
  * enqueue on @cpu, unless it should run at once: @cpu is idle, @p has no
- * other CPU to go to, it waits for an rt_mutex, nothing would place it
+ * other CPU to go to, its wake-up is excluded (above), nothing would place it
  * better, it has to act on a fatal signal or the freezer, or @cpu's list
  * is already behind (its oldest task waited longer than the window, or it
  * holds as many as one window can place). Returns true if @p was parked;
  * the wake-up is then complete for the waker.
  */
-bool __defer_wakeup_park(struct task_struct *p, int cpu)
+bool __defer_wakeup_park(struct task_struct *p, int cpu, int wake_flags)
 {
 	struct defer_wakeup_cpu *dw = per_cpu_ptr(&defer_wakeup_cpus, cpu);
 	u64 now, window = defer_wakeup_window_ns();
@@ -190,7 +202,7 @@ bool __defer_wakeup_park(struct task_struct *p, int cpu)
 	lockdep_assert_held(&p->pi_lock);
 
 	if (!defer_wakeup_class(p) || p->nr_cpus_allowed == 1 ||
-	    is_migration_disabled(p) || defer_wakeup_pi_blocked(p))
+	    is_migration_disabled(p) || defer_wakeup_excluded(p, wake_flags))
 		return false;
 
 	direct = available_idle_cpu(cpu) || !defer_wakeup_can_place(cpu) ||

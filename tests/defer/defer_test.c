@@ -33,6 +33,7 @@
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
+#include <sys/sem.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -1471,17 +1472,20 @@ TEST_F_TIMEOUT(defer, backlog_latency, 900)
  * uninterruptibly, woken by the holder's up_write()); and a
  * PTHREAD_PRIO_INHERIT mutex around a 20 us critical section (a PI futex:
  * its waiters sleep interruptibly on an rt_mutex, and FUTEX_UNLOCK_PI
- * makes the woken waiter the owner before it runs).
+ * makes the woken waiter the owner before it runs); and a SysV semaphore
+ * used as a mutex around the same critical section (semop() performs the
+ * waiter's decrement for it before waking it, and the waiter sleeps
+ * interruptibly: the hand-off the wake-up carries is the same).
  */
 #define CONVOY_THREADS	64
 #define CONVOY_MS	1000
 #define CONVOY_REPS	5
 
-enum { CONVOY_RWSEM, CONVOY_PI_MUTEX, CONVOY_KINDS };
-static const char *const convoy_name[] = { "i_rwsem", "PI mutex" };
+enum { CONVOY_RWSEM, CONVOY_PI_MUTEX, CONVOY_SYSV_SEM, CONVOY_KINDS };
+static const char *const convoy_name[] = { "i_rwsem", "PI mutex", "SysV semaphore" };
 
 struct convoy {
-	int kind, fd, go, stop, err, tagged, ready;
+	int kind, fd, semid, go, stop, err, tagged, ready;
 	pthread_mutex_t pi;
 	unsigned long long ops;
 };
@@ -1507,6 +1511,19 @@ static void *appender_fn(void *arg)
 			for (t = now_ns(); now_ns() - t < 20000;)
 				;
 			pthread_mutex_unlock(&c->pi);
+		} else if (c->kind == CONVOY_SYSV_SEM) {
+			struct sembuf down = { .sem_op = -1 }, up = { .sem_op = 1 };
+
+			if (semop(c->semid, &down, 1)) {
+				ADD(c->err, 1);
+				break;
+			}
+			for (t = now_ns(); now_ns() - t < 20000;)
+				;
+			if (semop(c->semid, &up, 1)) {
+				ADD(c->err, 1);
+				break;
+			}
 		} else if (pwrite(c->fd, buf, sizeof(buf), 0) != sizeof(buf)) {
 			ADD(c->err, 1);
 			break;
@@ -1531,6 +1548,11 @@ static unsigned long long convoy_run(struct __test_metadata *_metadata, int kind
 	c.fd = memfd_create("defer-convoy", 0);
 	if (c.fd < 0)
 		return 0;
+	c.semid = semget(IPC_PRIVATE, 1, 0600);
+	if (c.semid < 0 || semctl(c.semid, 0, SETVAL, 1)) {
+		close(c.fd);
+		return 0;
+	}
 	for (i = 0; i < CONVOY_THREADS; i++)
 		if (pthread_create(&th[i], NULL, appender_fn, &c))
 			break;
@@ -1542,6 +1564,7 @@ static unsigned long long convoy_run(struct __test_metadata *_metadata, int kind
 	while (i--)
 		pthread_join(th[i], NULL);
 	close(c.fd);
+	semctl(c.semid, 0, IPC_RMID);
 	pthread_mutex_destroy(&c.pi);
 	EXPECT_EQ(0, c.err) TH_LOG("threads could not be tagged or take the %s",
 				   convoy_name[kind]);
