@@ -74,11 +74,26 @@ static int set_attr(pid_t pid, int policy, int nice, int prio, __u64 flags)
 	return fleet_sched_setattr(pid, &attr);
 }
 
-/* Tag (or untag) thread @pid, keeping its policy and parameters. */
+/*
+ * Tag thread @pid keeping its policy and parameters (SCHED_FLAG_KEEP_ALL),
+ * or untag it: that takes a call naming its policy (and its parameters and
+ * SCHED_FLAG_RESET_ON_FORK, as they are), since one keeping the policy
+ * keeps the tag.
+ */
 static int defer_set(pid_t pid, bool on)
 {
-	return set_attr(pid, 0, 0, 0,
-			SCHED_FLAG_KEEP_ALL | (on ? SCHED_FLAG_DEFER_WAKEUP : 0));
+	struct sched_attr attr = { .size = sizeof(attr) };
+	int ret;
+
+	if (on)
+		return set_attr(pid, 0, 0, 0,
+				SCHED_FLAG_KEEP_ALL | SCHED_FLAG_DEFER_WAKEUP);
+	ret = fleet_sched_getattr(pid, &attr);
+	if (ret)
+		return ret;
+	attr.size = sizeof(attr);
+	attr.sched_flags &= SCHED_FLAG_RESET_ON_FORK;
+	return fleet_sched_setattr(pid, &attr);
 }
 
 /* sched_flags of thread @pid, or -errno. */
@@ -601,6 +616,24 @@ TEST_F(defer, flag_abi)
 	EXPECT_EQ(3, attr.sched_nice);
 	EXPECT_EQ(0, set_attr(0, SCHED_OTHER, 0, 0, 0));
 	EXPECT_EQ(0, defer_get(0)) TH_LOG("sched_setattr() without the flag kept the tag");
+
+	/*
+	 * one that keeps the policy keeps the tag: SCHED_FLAG_KEEP_ALL (a
+	 * util-clamp update), SCHED_FLAG_KEEP_POLICY with a new nice value
+	 */
+	ASSERT_EQ(0, defer_set(0, true));
+	EXPECT_EQ(0, set_attr(0, 0, 0, 0, SCHED_FLAG_KEEP_ALL));
+	EXPECT_EQ(1, defer_get(0)) TH_LOG("SCHED_FLAG_KEEP_ALL without the flag dropped the tag");
+	EXPECT_EQ(0, set_attr(0, 0, 4, 0, SCHED_FLAG_KEEP_POLICY));
+	EXPECT_EQ(1, defer_get(0)) TH_LOG("SCHED_FLAG_KEEP_POLICY without the flag dropped the tag");
+	EXPECT_EQ(0, fleet_sched_getattr(0, &attr));
+	EXPECT_EQ(4, attr.sched_nice);
+	EXPECT_EQ(SCHED_OTHER, sched_getscheduler(0));
+	EXPECT_EQ(0, defer_set(0, false));
+	EXPECT_EQ(0, defer_get(0));
+	EXPECT_EQ(0, fleet_sched_getattr(0, &attr));
+	EXPECT_EQ(4, attr.sched_nice) TH_LOG("untagging changed the nice value");
+	ASSERT_EQ(0, set_attr(0, SCHED_OTHER, 0, 0, 0));
 
 	/* no such flag; no kernel threads */
 	EXPECT_EQ(-EINVAL, set_attr(0, 0, 0, 0, SCHED_FLAG_KEEP_ALL | 0x100));
