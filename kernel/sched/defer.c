@@ -176,6 +176,17 @@ static bool defer_wakeup_excluded(struct task_struct *p, int wake_flags)
 	return false;
 }
 
+/*
+ * A synchronous wake-up (the waker sleeps next) onto the waker's CPU, where
+ * the waker runs alone: that CPU is as good as idle, as wake_affine_idle()
+ * judges it, and the wakee runs there once the waker sleeps.
+ */
+static bool defer_wakeup_sync_idle(int cpu, int wake_flags)
+{
+	return (wake_flags & WF_SYNC) && cpu == smp_processor_id() &&
+	       cpu_rq(cpu)->nr_running == 1;
+}
+
 /* As many as a CPU can place in one window, in batches: more are not parked */
 static unsigned int defer_wakeup_max_parked(u64 window)
 {
@@ -185,7 +196,8 @@ static unsigned int defer_wakeup_max_parked(u64 window)
 
 /*
  * Park @p, which try_to_wake_up() holds in TASK_WAKING and is about to
- * enqueue on @cpu, unless it should run at once: @cpu is idle, @p has no
+ * enqueue on @cpu, unless it should run at once: @cpu is idle (or about to
+ * be, after a synchronous wake-up from its lone task), @p has no
  * other CPU to go to, its wake-up is excluded (above), nothing would place it
  * better, it has to act on a fatal signal or the freezer, or @cpu's list
  * is already behind (its oldest task waited longer than the window, or it
@@ -205,8 +217,8 @@ bool __defer_wakeup_park(struct task_struct *p, int cpu, int wake_flags)
 	    is_migration_disabled(p) || defer_wakeup_excluded(p, wake_flags))
 		return false;
 
-	direct = available_idle_cpu(cpu) || !defer_wakeup_can_place(cpu) ||
-		 __fatal_signal_pending(p) || freezing(p);
+	direct = available_idle_cpu(cpu) || defer_wakeup_sync_idle(cpu, wake_flags) ||
+		 !defer_wakeup_can_place(cpu) || __fatal_signal_pending(p) || freezing(p);
 
 	raw_spin_lock(&dw->lock);
 	/* sched_cpu_deactivate() waited for us (RCU) if it saw @cpu active */
