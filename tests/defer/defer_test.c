@@ -19,6 +19,7 @@
 #include <grp.h>
 #include <linux/futex.h>
 #include <linux/types.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -1193,6 +1194,145 @@ TEST_F_TIMEOUT(defer, sync_wakeup_direct, 120)
 	EXPECT_EQ(0ULL, parked[0]);
 	EXPECT_LE(parked[1] * 10, 2ULL * SYNC_ROUNDS)
 		TH_LOG("synchronous wake-ups onto a lone waker's CPU were parked");
+}
+
+/*
+ * A SCHED_GIDLE task that blocks in the kernel is boosted into the fair
+ * class until it returns to user space; a tagged one parked on its wake-up
+ * must keep that boost, or it waits behind every fair task while still in
+ * the kernel. A GIDLE thread loops in splice() from one pipe to another, a
+ * fair hog runs on every CPU. Each round the hogs are stopped until the
+ * thread sleeps in splice() again (it runs in user space as GIDLE only
+ * while nothing fair runs), then resumed; a byte written into the first
+ * pipe must come out of the second, moved by the boosted thread, within
+ * BOOST_TIMEOUT_MS. Untagged (the control) and tagged, in the same run;
+ * the tagged median may exceed the control's p90 by no more than the
+ * window and the slack. Without the boost the byte would wait until the
+ * hogs stop: every round would time out.
+ */
+#define BOOST_ROUNDS		20
+#define BOOST_TIMEOUT_MS	2000
+
+struct splicer {
+	int in, out, tagged, err;
+	pid_t tid;
+};
+
+static void *splicer_fn(void *arg)
+{
+	struct splicer *sp = arg;
+
+	if (set_attr(0, SCHED_GIDLE, 0, 0, sp->tagged ? SCHED_FLAG_DEFER_WAKEUP : 0))
+		sp->err = errno ?: EINVAL;
+	STORE(sp->tid, gettid());
+	while (!sp->err && splice(sp->in, NULL, sp->out, NULL, 1, 0) == 1)
+		;
+	return NULL;
+}
+
+static void hogs_signal(FIXTURE_DATA(defer) *self, int sig)
+{
+	int i;
+
+	for (i = 0; i < self->nhogs; i++)
+		kill(self->hogs[i], sig);
+}
+
+/* Median and p90 of BOOST_ROUNDS byte transits (ns); 0 or -errno */
+static int boost_rounds(struct __test_metadata *_metadata, FIXTURE_DATA(defer) *self,
+			bool tagged, unsigned long long *med, unsigned long long *p90,
+			unsigned long long *parked)
+{
+	unsigned long long lat[BOOST_ROUNDS], t0;
+	struct splicer sp = { .tagged = tagged };
+	int a[2], b[2], i, ret = 0;
+	struct snap s0, s1;
+	pthread_t th;
+	char c = 0;
+
+	if (pipe(a))
+		return -errno;
+	if (pipe(b)) {
+		ret = -errno;
+		goto close_a;
+	}
+	sp.in = a[0];
+	sp.out = b[1];
+	/* GIDLE in user space, it runs only while the hogs are stopped */
+	hogs_signal(self, SIGSTOP);
+	if (pthread_create(&th, NULL, splicer_fn, &sp)) {
+		hogs_signal(self, SIGCONT);
+		ret = -EAGAIN;
+		goto close_b;
+	}
+	while (!LOAD(sp.tid))
+		usleep(1000);
+	snap_take(&s0);
+	for (i = 0; i < BOOST_ROUNDS && !ret; i++) {
+		struct pollfd pfd = { .fd = b[0], .events = POLLIN };
+
+		hogs_signal(self, SIGSTOP);
+		ret = wait_asleep(getpid(), sp.tid, 5000 * MS);
+		hogs_signal(self, SIGCONT);
+		if (ret)
+			break;
+		usleep(20 * 1000);
+		t0 = now_ns();
+		if (write(a[1], &c, 1) != 1 || poll(&pfd, 1, BOOST_TIMEOUT_MS) != 1) {
+			TH_LOG("round %d: the byte did not come through in %d ms", i,
+			       BOOST_TIMEOUT_MS);
+			ret = -ETIMEDOUT;
+			break;
+		}
+		lat[i] = now_ns() - t0;
+		if (read(b[0], &c, 1) != 1)
+			ret = -EIO;
+	}
+	snap_take(&s1);
+	*parked = s1.sum.parked - s0.sum.parked;
+	hogs_signal(self, SIGSTOP);
+	close(a[1]);
+	pthread_join(th, NULL);
+	hogs_signal(self, SIGCONT);
+	if (!ret && sp.err)
+		ret = -sp.err;
+	if (!ret) {
+		qsort(lat, BOOST_ROUNDS, sizeof(lat[0]), cmp_ull);
+		*med = lat[BOOST_ROUNDS / 2];
+		*p90 = lat[BOOST_ROUNDS * 9 / 10];
+	}
+close_b:
+	close(b[0]);
+	close(b[1]);
+close_a:
+	close(a[0]);
+	if (ret != -EAGAIN)
+		return ret;
+	close(a[1]);
+	return ret;
+}
+
+TEST_F_TIMEOUT(defer, gidle_boost_kept_parked, 180)
+{
+	unsigned long long med[2], p90[2], parked[2];
+	int mode;
+
+	if (self->ncpus < 2)
+		SKIP(return, "needs 2 CPUs");
+	if (sched_get_priority_max(SCHED_GIDLE) != 0)
+		SKIP(return, "no SCHED_GIDLE in this kernel");
+	spawn_hogs(self);
+	for (mode = 0; mode < 2; mode++) {
+		ASSERT_EQ(0, boost_rounds(_metadata, self, mode, &med[mode], &p90[mode],
+					  &parked[mode]))
+			TH_LOG("%s GIDLE splicer", mode ? "tagged" : "untagged");
+		TH_LOG("%s GIDLE splicer, %d rounds: %llu parked; byte through in median %.3f ms, p90 %.3f ms",
+		       mode ? "tagged" : "untagged", BOOST_ROUNDS, parked[mode],
+		       med[mode] / 1e6, p90[mode] / 1e6);
+	}
+	kill_hogs(self);
+	EXPECT_LE(BOOST_ROUNDS / 2ULL, parked[1]) TH_LOG("the tagged splicer was not parked");
+	EXPECT_LE(med[1], p90[0] + BOUND_DEFAULT * 1000ULL + SLACK_NS);
 }
 
 #endif /* !DEFER_PLACE */
