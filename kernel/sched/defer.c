@@ -11,7 +11,8 @@
  * there through an irq_work when the waker runs elsewhere. A list whose
  * oldest task has waited longer than the window, or which holds as many
  * as one window can place, takes no more: wake-ups then go through at
- * once. Wake-ups of rt_mutex waiters (PI futexes) are never deferred.
+ * once. Only wake-ups from an interruptible sleep are deferred, and not
+ * those that may leave the task owning a lock (see defer_wakeup_excluded()).
  *
  * Placement runs in batches of DEFER_WAKEUP_BATCH tasks, each scanning at
  * most DEFER_WAKEUP_SCAN CPUs: a batch is the longest that the placement
@@ -151,22 +152,24 @@ static bool defer_wakeup_can_place(int cpu)
 
 /*
  * Must the wake-up of @p, with @wake_flags, not be deferred? Under
- * p->pi_lock. Not if:
- * - it was handed a lock, or its operation was done for it
- *   (wake_up_q_handoff(): rwsem readers, semaphores, SysV semop()), or it
- *   is an rt_mutex waiter (a PI futex, an rtmutex-based lock), whose
- *   wake-up may have made it the owner already (FUTEX_UNLOCK_PI hands the
- *   lock over first): parked, it would convoy every other waiter behind it;
+ * p->pi_lock, @p off its CPU. Not if:
+ * - it may leave @p owning something that others wait for, since a parked
+ *   owner makes every waiter convoy behind it: the lock code woke it with
+ *   wake_up_q_handoff() or wake_up_process_handoff() (a lock handed over,
+ *   a SysV semop() done for it, a ww_mutex owner wounded), it waits for an
+ *   rt_mutex (a PI futex: FUTEX_UNLOCK_PI makes the woken waiter the owner
+ *   before the wake-up), or it owns an rt_mutex that others wait for;
  * - its waker asked for it on the waker's CPU (WF_CURRENT_CPU);
- * - it waits for I/O or in a memory stall: nr_iowait and PSI would stay
- *   charged to its old CPU while it is parked.
+ * - it waits for I/O (in_iowait; io_uring sets it for any request in
+ *   flight) or in a memory stall: nr_iowait and PSI would stay charged to
+ *   its old CPU while it is parked.
  */
 static bool defer_wakeup_excluded(struct task_struct *p, int wake_flags)
 {
-	if (wake_flags & (WF_HANDOFF | WF_CURRENT_CPU) || p->in_iowait)
+	if ((wake_flags & (WF_HANDOFF | WF_CURRENT_CPU)) || p->in_iowait)
 		return true;
 #ifdef CONFIG_RT_MUTEXES
-	if (p->pi_blocked_on)
+	if (p->pi_blocked_on || !RB_EMPTY_ROOT(&p->pi_waiters.rb_root))
 		return true;
 #endif
 #ifdef CONFIG_PSI

@@ -77,9 +77,9 @@ static int set_attr(pid_t pid, int policy, int nice, int prio, __u64 flags)
 
 /*
  * Tag thread @pid keeping its policy and parameters (SCHED_FLAG_KEEP_ALL),
- * or untag it: that takes a call naming its policy (and its parameters and
- * SCHED_FLAG_RESET_ON_FORK, as they are), since one keeping the policy
- * keeps the tag.
+ * or untag it: that takes a call naming its policy, since one keeping the
+ * policy keeps the tag; SCHED_FLAG_KEEP_PARAMS keeps the parameters, and
+ * SCHED_FLAG_RESET_ON_FORK is passed on as it is.
  */
 static int defer_set(pid_t pid, bool on)
 {
@@ -92,9 +92,8 @@ static int defer_set(pid_t pid, bool on)
 	ret = fleet_sched_getattr(pid, &attr);
 	if (ret)
 		return ret;
-	attr.size = sizeof(attr);
-	attr.sched_flags &= SCHED_FLAG_RESET_ON_FORK;
-	return fleet_sched_setattr(pid, &attr);
+	return set_attr(pid, attr.sched_policy, 0, 0, SCHED_FLAG_KEEP_PARAMS |
+			(attr.sched_flags & SCHED_FLAG_RESET_ON_FORK));
 }
 
 /* sched_flags of thread @pid, or -errno. */
@@ -1767,7 +1766,9 @@ TEST_F_TIMEOUT(defer, backlog_latency, 900)
  * follow: the lock (or the hand-off reserving it) sits with a parked task.
  * 64 threads beside hogs on every CPU, for CONVOY_MS, untagged and tagged,
  * CONVOY_REPS times each, alternating; the tagged median of operations
- * must reach 0.8 of the untagged one. Two locks: the inode's i_rwsem, as
+ * must reach 0.8 of the untagged one, and no tagged run may park more
+ * wake-ups (debugfs, while all threads are at it) than a hundredth of the
+ * mean tagged operations: the lock's wake-ups are the only ones there. Two locks: the inode's i_rwsem, as
  * each thread writes 4 KiB to the start of one memfd (its waiters sleep
  * uninterruptibly, woken by the holder's up_write()); and a
  * PTHREAD_PRIO_INHERIT mutex around a 20 us critical section (a PI futex:
@@ -1834,71 +1835,113 @@ static void *appender_fn(void *arg)
 	return NULL;
 }
 
-static unsigned long long convoy_run(struct __test_metadata *_metadata, int kind, int tagged)
+/*
+ * One run of @kind: the operations done, and the wake-ups parked while all
+ * threads were at it (from 20 ms after the start to the stop) in @parked.
+ * 0, or -errno if the lock could not be set up.
+ */
+static int convoy_run(struct __test_metadata *_metadata, int kind, int tagged,
+		      unsigned long long *ops, unsigned long long *parked)
 {
-	struct convoy c = { .kind = kind, .tagged = tagged };
+	struct convoy c = { .kind = kind, .tagged = tagged, .fd = -1, .semid = -1 };
 	pthread_t th[CONVOY_THREADS];
 	pthread_mutexattr_t ma;
-	int i;
+	struct snap s0, s1;
+	int i, ret = 0;
 
 	pthread_mutexattr_init(&ma);
 	pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT);
-	if (pthread_mutex_init(&c.pi, &ma))
-		return 0;
-	c.fd = memfd_create("defer-convoy", 0);
-	if (c.fd < 0)
-		return 0;
-	c.semid = semget(IPC_PRIVATE, 1, 0600);
-	if (c.semid < 0 || semctl(c.semid, 0, SETVAL, 1)) {
-		close(c.fd);
-		return 0;
+	ret = pthread_mutex_init(&c.pi, &ma);
+	pthread_mutexattr_destroy(&ma);
+	if (ret)
+		return -ret;
+	if (kind == CONVOY_RWSEM) {
+		c.fd = memfd_create("defer-convoy", 0);
+		if (c.fd < 0)
+			ret = -errno;
+	} else if (kind == CONVOY_SYSV_SEM) {
+		c.semid = semget(IPC_PRIVATE, 1, 0600);
+		if (c.semid < 0 || semctl(c.semid, 0, SETVAL, 1))
+			ret = -errno;
 	}
+	if (ret)
+		goto out;
 	for (i = 0; i < CONVOY_THREADS; i++)
 		if (pthread_create(&th[i], NULL, appender_fn, &c))
 			break;
 	while (LOAD(c.ready) < i)
 		usleep(1000);
 	STORE(c.go, 1);
+	usleep(20 * 1000);
+	snap_take(&s0);
 	usleep(CONVOY_MS * 1000);
+	snap_take(&s1);
 	STORE(c.stop, 1);
 	while (i--)
 		pthread_join(th[i], NULL);
-	close(c.fd);
-	semctl(c.semid, 0, IPC_RMID);
-	pthread_mutex_destroy(&c.pi);
+	*ops = c.ops;
+	*parked = s1.sum.parked - s0.sum.parked;
 	EXPECT_EQ(0, c.err) TH_LOG("threads could not be tagged or take the %s",
 				   convoy_name[kind]);
-	return c.ops;
+out:
+	if (c.fd >= 0)
+		close(c.fd);
+	if (c.semid >= 0)
+		semctl(c.semid, 0, IPC_RMID);
+	pthread_mutex_destroy(&c.pi);
+	return ret;
 }
 
 TEST_F_TIMEOUT(defer, lock_handoff, 180)
 {
-	unsigned long long n[2][CONVOY_REPS], med[2];
-	int kind, rep, mode;
+	unsigned long long n[2][CONVOY_REPS], med[2], ops, parked, tagged_ops;
+	unsigned long long most_parked;
+	int kind, rep, mode, ret;
 
 	if (self->ncpus < 2)
 		SKIP(return, "needs 2 CPUs");
 	spawn_hogs(self);
 	for (kind = 0; kind < CONVOY_KINDS; kind++) {
+		most_parked = 0;
+		tagged_ops = 0;
 		for (rep = 0; rep < CONVOY_REPS; rep++) {
 			for (mode = 0; mode < 2; mode++) {
 				int tagged = rep & 1 ? !mode : mode;
 
-				n[tagged][rep] = convoy_run(_metadata, kind, tagged);
-				TH_LOG("%s rep %d %s: %llu operations by %d threads in %d ms",
+				ret = convoy_run(_metadata, kind, tagged, &ops, &parked);
+				if (ret == -ENOSYS)
+					break;
+				ASSERT_EQ(0, ret) TH_LOG("cannot set up the %s", convoy_name[kind]);
+				n[tagged][rep] = ops;
+				if (tagged) {
+					tagged_ops += ops;
+					if (parked > most_parked)
+						most_parked = parked;
+				}
+				TH_LOG("%s rep %d %s: %llu operations by %d threads in %d ms, %llu wake-ups parked",
 				       convoy_name[kind], rep, tagged ? "tagged" : "untagged",
-				       n[tagged][rep], CONVOY_THREADS, CONVOY_MS);
+				       ops, CONVOY_THREADS, CONVOY_MS, parked);
 			}
+			if (ret == -ENOSYS)
+				break;
+		}
+		if (ret == -ENOSYS) {
+			TH_LOG("%s: not in this kernel, not tried", convoy_name[kind]);
+			continue;
 		}
 		for (mode = 0; mode < 2; mode++) {
 			qsort(n[mode], CONVOY_REPS, sizeof(n[mode][0]), cmp_ull);
 			med[mode] = n[mode][CONVOY_REPS / 2];
 		}
-		TH_LOG("%s: median operations untagged %llu, tagged %llu (%.2f)",
-		       convoy_name[kind], med[0], med[1], med[0] ? (double)med[1] / med[0] : 0);
+		TH_LOG("%s: median operations untagged %llu, tagged %llu (%.2f); at most %llu wake-ups parked in a tagged run",
+		       convoy_name[kind], med[0], med[1], med[0] ? (double)med[1] / med[0] : 0,
+		       most_parked);
 		ASSERT_LT(0ULL, med[0]);
 		EXPECT_LE(med[0] * 8, med[1] * 10)
 			TH_LOG("tagged threads convoyed on the %s", convoy_name[kind]);
+		/* the lock's wake-ups themselves must not be parked at all */
+		EXPECT_LE(most_parked * 100, tagged_ops / CONVOY_REPS)
+			TH_LOG("wake-ups that hand over the %s were parked", convoy_name[kind]);
 	}
 }
 
