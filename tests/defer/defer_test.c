@@ -1205,9 +1205,13 @@ TEST_F_TIMEOUT(defer, sync_wakeup_direct, 120)
  * while nothing fair runs), then resumed; a byte written into the first
  * pipe must come out of the second, moved by the boosted thread, within
  * BOOST_TIMEOUT_MS. Untagged (the control) and tagged, in the same run;
- * the tagged median may exceed the control's p90 by no more than the
- * window and the slack. Without the boost the byte would wait until the
- * hogs stop: every round would time out.
+ * the tagged median may be no more than three times the control's p90
+ * (the placement may add two hops between CPUs to the control's one: to
+ * the CPU it is placed on, and the wake-up back; under single-threaded
+ * TCG at 16 vCPUs each hop waits for a vCPU's turn, about 16 ms) plus
+ * twice the mean time parked (the kernel's measure) and the slack. Without
+ * the boost the byte would wait until the hogs stop: every round would
+ * time out.
  */
 #define BOOST_ROUNDS		20
 #define BOOST_TIMEOUT_MS	2000
@@ -1240,7 +1244,7 @@ static void hogs_signal(FIXTURE_DATA(defer) *self, int sig)
 /* Median and p90 of BOOST_ROUNDS byte transits (ns); 0 or -errno */
 static int boost_rounds(struct __test_metadata *_metadata, FIXTURE_DATA(defer) *self,
 			bool tagged, unsigned long long *med, unsigned long long *p90,
-			unsigned long long *parked)
+			unsigned long long *parked, unsigned long long *wait)
 {
 	unsigned long long lat[BOOST_ROUNDS], t0;
 	struct splicer sp = { .tagged = tagged };
@@ -1289,6 +1293,7 @@ static int boost_rounds(struct __test_metadata *_metadata, FIXTURE_DATA(defer) *
 	}
 	snap_take(&s1);
 	*parked = s1.sum.parked - s0.sum.parked;
+	*wait = (s1.sum.wait_sum - s0.sum.wait_sum) / (*parked ?: 1);
 	hogs_signal(self, SIGSTOP);
 	close(a[1]);
 	pthread_join(th, NULL);
@@ -1313,7 +1318,7 @@ close_a:
 
 TEST_F_TIMEOUT(defer, gidle_boost_kept_parked, 180)
 {
-	unsigned long long med[2], p90[2], parked[2];
+	unsigned long long med[2], p90[2], parked[2], wait[2];
 	int mode;
 
 	if (self->ncpus < 2)
@@ -1323,15 +1328,16 @@ TEST_F_TIMEOUT(defer, gidle_boost_kept_parked, 180)
 	spawn_hogs(self);
 	for (mode = 0; mode < 2; mode++) {
 		ASSERT_EQ(0, boost_rounds(_metadata, self, mode, &med[mode], &p90[mode],
-					  &parked[mode]))
+					  &parked[mode], &wait[mode]))
 			TH_LOG("%s GIDLE splicer", mode ? "tagged" : "untagged");
-		TH_LOG("%s GIDLE splicer, %d rounds: %llu parked; byte through in median %.3f ms, p90 %.3f ms",
+		TH_LOG("%s GIDLE splicer, %d rounds: %llu parked for %.3f ms on average; byte through in median %.3f ms, p90 %.3f ms",
 		       mode ? "tagged" : "untagged", BOOST_ROUNDS, parked[mode],
-		       med[mode] / 1e6, p90[mode] / 1e6);
+		       wait[mode] / 1e6, med[mode] / 1e6, p90[mode] / 1e6);
 	}
 	kill_hogs(self);
 	EXPECT_LE(BOOST_ROUNDS / 2ULL, parked[1]) TH_LOG("the tagged splicer was not parked");
-	EXPECT_LE(med[1], p90[0] + BOUND_DEFAULT * 1000ULL + SLACK_NS);
+	/* once placed, it runs about as soon as an untagged boosted wakee */
+	EXPECT_LE(med[1], 3 * p90[0] + 2 * wait[1] + SLACK_NS);
 }
 
 #endif /* !DEFER_PLACE */
