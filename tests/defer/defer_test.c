@@ -2415,7 +2415,11 @@ TEST_F_TIMEOUT(defer, cpu_hotplug, 200)
  * cpu3) with task_cpu() still cpu1. A prober process wakes one thread and
  * at once changes it: its affinity to cpu3, its policy, a ptrace seize and
  * interrupt, a cgroup v2 freeze, its cpuset's CPUs to cpu3 and back, a move
- * to a cpuset of cpu3 and back; a fresh thread each round. Each call must
+ * to a cpuset of cpu3 and back; a fresh thread each round, with the
+ * longest window (100 ms), so that the thread is still parked when the
+ * slower calls begin, and through them but for ptrace and the freeze,
+ * which wait for it to run, and the cgroup moves, which outlast the window
+ * under TCG: every kind must meet parked threads. Each call must
  * complete: one that hangs (sched_setaffinity() used to wait in D state
  * for a migration stopper queued on the offline cpu1) is reported after
  * PARK_STUCK_NS and left behind, and the cpuset calls, which would hang
@@ -2450,6 +2454,7 @@ struct parkees {
 	int next;			/* the prober's next sleeper */
 	int rounds;			/* rounds the prober completed */
 	int hits;			/* rounds whose thread was parked throughout */
+	int started;			/* rounds whose thread was parked at the call */
 	int op_errno;			/* of the prober's failed call */
 	char all[64];			/* the possible CPUs, a cpu list */
 };
@@ -2596,6 +2601,8 @@ static int park_prober(struct parkees *pk, int op, pid_t pid, int n)
 		STORE(pk->next, i + 1);
 		STORE(pk->word[i], 1);
 		futex_op(&pk->word[i], FUTEX_WAKE, 1);
+		if (LOAD(pk->ran_on[i]) < 0 && thread_last_cpu(pid, pk->tid[i]) == 1)
+			ADD(pk->started, 1);
 		ret = park_op(pk, op, pid, pk->tid[i]);
 		if (ret) {
 			STORE(pk->op_errno, -ret);
@@ -2627,6 +2634,7 @@ static int park_probe(struct __test_metadata *_metadata, struct parkees *pk,
 
 	STORE(pk->rounds, 0);
 	STORE(pk->hits, 0);
+	STORE(pk->started, 0);
 	STORE(pk->op_errno, 0);
 	prober = fork();
 	if (!prober)
@@ -2718,6 +2726,8 @@ TEST_F_TIMEOUT(defer, parked_changes, 300)
 			self->hogs[self->nhogs++] = spawn_hog(self->cpus[i]);
 	usleep(200 * 1000);
 
+	/* the longest window: a wake-up stays parked through the slower calls */
+	ASSERT_EQ(0, write_file(BOUND, "100000"));
 	ASSERT_EQ(0, snap_take(&s0));
 	for (op = 0; op < OP_NR; op++) {
 		if ((op == OP_FREEZE && !cg) || (op_is_cpuset(op) && cg < 2))
@@ -2753,13 +2763,21 @@ TEST_F_TIMEOUT(defer, parked_changes, 300)
 				       op_name[op], i, thread_state(pid, pk->tid[i]));
 			on3 += LOAD(pk->ran_on[i]) == 3;
 		}
-		TH_LOG("%s: %d of %d rounds met a thread parked throughout the call",
-		       op_name[op], LOAD(pk->hits), n);
+		TH_LOG("%s: of %d rounds, %d met a thread parked when the call began, %d parked throughout",
+		       op_name[op], n, LOAD(pk->started), LOAD(pk->hits));
+		/* a case that never met a parked thread showed nothing */
+		EXPECT_LT(0, LOAD(pk->started))
+			TH_LOG("%s never met a parked thread", op_name[op]);
+		/*
+		 * ptrace and freeze wait for the thread to stop: it must run;
+		 * a cgroup move (two, with rcu_sync in each) outlasts 100 ms
+		 */
+		if (op != OP_PTRACE && op != OP_FREEZE && op != OP_CGMOVE)
+			EXPECT_LT(0, LOAD(pk->hits))
+				TH_LOG("%s never completed on a parked thread", op_name[op]);
 		if (op == OP_AFFINITY) {
 			aff_hits = LOAD(pk->hits);
 			TH_LOG("%s: %d of %d ran on cpu3 first", op_name[op], on3, n);
-			/* a case that never met a parked thread showed nothing */
-			EXPECT_LT(0, aff_hits);
 			/* those moved while parked run on cpu3, their only CPU */
 			EXPECT_LE(aff_hits, on3);
 		}
