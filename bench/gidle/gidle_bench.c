@@ -115,15 +115,15 @@ static pid_t bg_hog(int bg, int cpu)
 		;
 }
 
-/* A backlog of BACKLOG hogs per CPU of @policy, unpinned; count in *n */
-#define BACKLOG	4
+/* A backlog of @backlog hogs per CPU of @policy, unpinned; count in *n */
+static int backlog = 4;
 
 static pid_t *backlog_start(int policy, int ncpu, int *n)
 {
-	pid_t *pids = calloc(BACKLOG * ncpu, sizeof(*pids));
+	pid_t *pids = calloc(backlog * ncpu + 1, sizeof(*pids));
 	int i;
 
-	*n = policy < 0 ? 0 : BACKLOG * ncpu;
+	*n = policy < 0 ? 0 : backlog * ncpu;
 	for (i = 0; i < *n; i++)
 		pids[i] = spawn_hog(policy, -2);
 	usleep(300 * 1000);
@@ -134,7 +134,7 @@ static pid_t *backlog_start(int policy, int ncpu, int *n)
  * p50/p99 wake-up latency (us) of a 1 ms periodic fair task beside @bg:
  * 2 hogs on its CPU, or a backlog on @backlog CPUs if non-zero.
  */
-static void latency(int bg, double *p50, double *p99, int backlog)
+static void latency(int bg, double *p50, double *p99, int backlog_cpus)
 {
 	int n = secs * 1000, i, j, nb = 0;
 	double *lat = calloc(n, sizeof(*lat));
@@ -142,9 +142,9 @@ static void latency(int bg, double *p50, double *p99, int backlog)
 	struct timespec next;
 	int pfd[2];
 
-	if (backlog)
-		bl = backlog_start(bg, backlog, &nb);
-	for (i = 0; !backlog && bg >= 0 && i < 2; i++)
+	if (backlog_cpus)
+		bl = backlog_start(bg, backlog_cpus, &nb);
+	for (i = 0; !backlog_cpus && bg >= 0 && i < 2; i++)
 		pids[i] = bg_hog(bg, cpu_last);
 	usleep(300 * 1000);
 	if (pipe(pfd))
@@ -297,6 +297,7 @@ int main(void)
 	reps = env_int("REPS", 3);
 	cap = env_int("CAP", 30);
 	npages = env_int("PAGES", 64);
+	backlog = env_int("BACKLOG", 4);
 	if (reps > 16)
 		reps = 16;
 	cpu_last = ncpu - 1;
@@ -394,7 +395,7 @@ int main(void)
 	unlink(GIDLE_READ_FILE);
 
 	printf("\n6. beside a backlog of %d unpinned hogs per CPU: perf bench sched messaging (hackbench) seconds,\n"
-	       "   and a 1 ms periodic fair task on cpu%d (us); ratios to SCHED_IDLE's\n", BACKLOG, cpu_last);
+	       "   and a 1 ms periodic fair task on cpu%d (us); ratios to SCHED_IDLE's\n", backlog, cpu_last);
 	for (i = 0; strchr(parts, '6') && i < 3; i++) {
 		for (r = 0; r < reps; r++) {
 			v[r] = hackbench(bgs[i], ncpu);
