@@ -39,15 +39,6 @@ static struct cpumask gidle_waiting_mask;
 static DEFINE_PER_CPU(struct balance_callback, gidle_push_head);
 #endif
 
-#ifdef CONFIG_SMP
-static void gidle_kick_fn(struct irq_work *work)
-{
-	struct gidle_rq *gidle_rq = container_of(work, struct gidle_rq, kick);
-
-	wake_up_if_idle(READ_ONCE(gidle_rq->kick_cpu));
-}
-#endif
-
 void init_gidle_rq(struct gidle_rq *gidle_rq)
 {
 	INIT_LIST_HEAD(&gidle_rq->queue);
@@ -55,10 +46,6 @@ void init_gidle_rq(struct gidle_rq *gidle_rq)
 	gidle_rq->nr_throttled = 0;
 	gidle_rq->curr = NULL;
 	gidle_rq->waiting = false;
-#ifdef CONFIG_SMP
-	gidle_rq->push_from = 0;
-	init_irq_work(&gidle_rq->kick, gidle_kick_fn);
-#endif
 }
 
 bool sched_gidle_waiting(void)
@@ -235,74 +222,29 @@ static bool gidle_cpu_allowed(struct task_struct *p, int cpu)
 	return is_migration_disabled(p) ? cpu_online(cpu) : cpu_active(cpu);
 }
 
-/* At most this many CPUs are read looking for an idle one (push, tick) */
-#define GIDLE_PUSH_SCAN		8
-
-/*
- * An idle CPU, other than @rq's, that @p may run on, or -1. At most
- * GIDLE_PUSH_SCAN CPUs are read, from where the last search of @rq
- * stopped: the cost does not grow with the number of CPUs (it is paid by
- * the fair task that preempted a GIDLE one, in finish_task_switch()), and
- * successive searches, one per tick while GIDLE tasks wait here at the
- * least, cover every CPU. Under @rq's lock.
- */
-static int find_idle_cpu_gidle(struct task_struct *p, struct rq *rq)
+static int find_idle_cpu_gidle(struct task_struct *p, int from)
 {
-	int this_cpu = cpu_of(rq), scanned = 0, cpu;
+	int cpu;
 
-	for_each_cpu_wrap(cpu, p->cpus_ptr, rq->gidle.push_from) {
-		if (cpu == this_cpu)
-			continue;
-		if (scanned++ == GIDLE_PUSH_SCAN) {
-			rq->gidle.push_from = cpu;
-			return -1;
-		}
-		if (cpu_active(cpu) && available_idle_cpu(cpu)) {
-			rq->gidle.push_from = cpu + 1 < nr_cpu_ids ? cpu + 1 : 0;
+	for_each_cpu_wrap(cpu, p->cpus_ptr, from) {
+		if (cpu != from && cpu_active(cpu) && available_idle_cpu(cpu))
 			return cpu;
-		}
 	}
 	return -1;
 }
-
-/* Queued GIDLE tasks of @rq looked at for one another CPU could run */
-#define GIDLE_PUSHABLE_SCAN	8
 
 /* A queued GIDLE task of @rq that another CPU could run. */
 static struct task_struct *gidle_pushable_task(struct rq *rq)
 {
 	struct task_struct *p;
-	int n = 0;
 
 	list_for_each_entry(p, &rq->gidle.queue, gidle.run_list) {
 		if (p != rq->gidle.curr && !task_on_cpu(rq, p) &&
 		    !is_migration_disabled(p) && p->nr_cpus_allowed > 1 &&
 		    !gidle_task_throttled(p))
 			return p;
-		if (++n == GIDLE_PUSHABLE_SCAN)
-			break;
 	}
 	return NULL;
-}
-
-/*
- * From the tick, while GIDLE tasks wait on @rq: wake an idle CPU that may
- * run one, which pulls it (sched_gidle_pull()) as it looks for work. A push
- * only happens when a GIDLE task is preempted or woken here; this finds
- * the CPUs that were not idle then, or beyond the push's search.
- */
-static void gidle_kick_idle_cpu(struct rq *rq)
-{
-	struct task_struct *p = gidle_pushable_task(rq);
-	int cpu;
-
-	if (!p)
-		return;
-	cpu = find_idle_cpu_gidle(p, rq);
-	if (cpu < 0)
-		return;
-	WRITE_ONCE(rq->gidle.kick_cpu, cpu);
-	irq_work_queue(&rq->gidle.kick);
 }
 
 /*
@@ -322,7 +264,7 @@ static void gidle_push_tasks(struct rq *rq)
 
 		if (!p)
 			return;
-		cpu = find_idle_cpu_gidle(p, rq);
+		cpu = find_idle_cpu_gidle(p, cpu_of(rq));
 		if (cpu < 0)
 			return;
 		dst_rq = cpu_rq(cpu);
@@ -735,9 +677,6 @@ void sched_gidle_tick(struct rq *rq, struct task_struct *curr)
 	}
 	if (!rq->gidle.waiting)
 		return;
-#ifdef CONFIG_SMP
-	gidle_kick_idle_cpu(rq);
-#endif
 	list_for_each_entry_safe(p, n, &rq->gidle.queue, gidle.run_list) {
 		if (p == rq->gidle.curr)
 			continue;
