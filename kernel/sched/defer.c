@@ -13,6 +13,9 @@
  * as one window can place, takes no more: wake-ups then go through at
  * once. Only wake-ups from an interruptible sleep are deferred, and not
  * those that may leave the task owning a lock (see defer_wakeup_excluded()).
+ * A parked task made real-time or deadline meanwhile (sched_setscheduler(),
+ * priority inheritance), untagged, or waited for on an rt_mutex it owns,
+ * is taken off its list and placed at once (__defer_wakeup_hurry()).
  *
  * Placement runs in batches of DEFER_WAKEUP_BATCH tasks, each scanning at
  * most DEFER_WAKEUP_SCAN CPUs: a batch is the longest that the placement
@@ -23,8 +26,10 @@
  * CPU's wake list, so that the next placement sees it in nr_running.
  *
  * Lock order: p->pi_lock -> defer_wakeup_cpu::lock -> hrtimer base lock.
- * A parked task is only ever placed by the one drain that took it off its
- * list; nothing else can wake it, as TASK_WAKING matches no wake-up state.
+ * A parked task is only ever placed by whoever took it off its list under
+ * the list's lock (a drain, or __defer_wakeup_hurry(), which p->defer_wakeup_cpu
+ * tells where to look); nothing else can wake it, as TASK_WAKING matches
+ * no wake-up state.
  * p->defer_wakeup_node is on a list exactly while @p is parked: it is
  * added and removed under p->pi_lock (others may relink it meanwhile, but
  * never empty it), so defer_wakeup_parked() is stable under that lock.
@@ -242,6 +247,7 @@ bool __defer_wakeup_park(struct task_struct *p, int cpu, int wake_flags)
 	}
 
 	p->defer_wakeup_start = now;
+	p->defer_wakeup_cpu = cpu;
 	if (!first)
 		defer_wakeup_arm(dw, window);
 	list_add_tail(&p->defer_wakeup_node, &dw->parked);
@@ -250,6 +256,61 @@ bool __defer_wakeup_park(struct task_struct *p, int cpu, int wake_flags)
 	raw_spin_unlock(&dw->lock);
 
 	return true;
+}
+
+#ifdef CONFIG_RT_MUTEXES
+static bool defer_wakeup_has_pi_waiters(struct task_struct *p)
+{
+	return !RB_EMPTY_ROOT(&p->pi_waiters.rb_root);
+}
+#else
+static bool defer_wakeup_has_pi_waiters(struct task_struct *p)
+{
+	return false;
+}
+#endif
+
+/*
+ * Parked @p can wait no longer: it left the deferrable classes (made
+ * real-time or deadline by sched_setscheduler() or by priority
+ * inheritance), lost its tag, or owns an rt_mutex that others now wait
+ * for (which would have kept it from being parked). Take it off its list
+ * and place it here, at once, unless a drain has already taken it (that
+ * drain places it within its batch). Under p->pi_lock, interrupts off, no
+ * runqueue lock held.
+ */
+void __defer_wakeup_hurry(struct task_struct *p)
+{
+	struct defer_wakeup_cpu *dw;
+	u64 now, wait;
+	int cpu;
+
+	lockdep_assert_held(&p->pi_lock);
+
+	if (p->sched_defer_wakeup && defer_wakeup_class(p) && !defer_wakeup_has_pi_waiters(p))
+		return;
+	/* Set under the lock of the list that holds @p; -1 once a drain took it */
+	cpu = READ_ONCE(p->defer_wakeup_cpu);
+	if (cpu < 0)
+		return;
+	dw = per_cpu_ptr(&defer_wakeup_cpus, cpu);
+	scoped_guard (raw_spinlock, &dw->lock) {
+		if (p->defer_wakeup_cpu != cpu)
+			return;
+		/* No longer parked (see defer_wakeup_parked()): under both locks */
+		list_del_init(&p->defer_wakeup_node);
+		p->defer_wakeup_cpu = -1;
+		dw->nr--;
+		dw->stats.nr_placed[DEFER_PLACED_TIMER]++;
+		now = local_clock();
+		/* local_clock() of another CPU may be slightly ahead */
+		wait = now > p->defer_wakeup_start ? now - p->defer_wakeup_start : 0;
+		dw->stats.wait_sum_ns += wait;
+		dw->stats.wait_max_ns = max(dw->stats.wait_max_ns, wait);
+		if (list_empty(&dw->parked))
+			hrtimer_try_to_cancel(&dw->timer);
+	}
+	ttwu_place_deferred(p, cpu, false);
 }
 
 /* Does @cpu hold parked wake-ups? A hint, read without the lock. */
@@ -352,7 +413,10 @@ static bool defer_wakeup_place(int cpu, enum defer_wakeup_placer how, unsigned i
 	start = local_clock();
 	raw_spin_lock_irqsave(&dw->lock, flags);
 	while (nr < budget && !list_empty(&dw->parked)) {
-		list_move_tail(dw->parked.next, &list);
+		p = list_first_entry(&dw->parked, struct task_struct, defer_wakeup_node);
+		/* Taken: __defer_wakeup_hurry() leaves it to us */
+		WRITE_ONCE(p->defer_wakeup_cpu, -1);
+		list_move_tail(&p->defer_wakeup_node, &list);
 		nr++;
 	}
 	dw->nr -= nr;
@@ -372,8 +436,12 @@ static bool defer_wakeup_place(int cpu, enum defer_wakeup_placer how, unsigned i
 		wait = now > p->defer_wakeup_start ? now - p->defer_wakeup_start : 0;
 		sum += wait;
 		max = max(max, wait);
-		/* Unlinks @p under p->pi_lock; @n stays on @list until its turn */
-		ttwu_place_deferred(p, cpu, here);
+		/* @n stays on @list until its turn */
+		scoped_guard (raw_spinlock_irqsave, &p->pi_lock) {
+			/* No longer parked: see defer_wakeup_parked() */
+			list_del_init(&p->defer_wakeup_node);
+			ttwu_place_deferred(p, cpu, here);
+		}
 	}
 	now = local_clock();
 
