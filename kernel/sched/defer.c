@@ -14,8 +14,9 @@
  * once. Only wake-ups from an interruptible sleep are deferred, and not
  * those that may leave the task owning a lock (see defer_wakeup_excluded()).
  * A parked task made real-time or deadline meanwhile (sched_setscheduler(),
- * priority inheritance), untagged, or waited for on an rt_mutex it owns,
- * is taken off its list and placed at once (__defer_wakeup_hurry()).
+ * priority inheritance), untagged, waited for on an rt_mutex it owns, made
+ * a requeue-PI waiter, or handed a lock, is taken off its list and placed
+ * at once (__defer_wakeup_hurry()).
  *
  * Placement runs in batches of DEFER_WAKEUP_BATCH tasks, each scanning at
  * most DEFER_WAKEUP_SCAN CPUs: a batch is the longest that the placement
@@ -26,6 +27,9 @@
  * CPU's wake list, so that the next placement sees it in nr_running.
  *
  * Lock order: p->pi_lock -> defer_wakeup_cpu::lock -> hrtimer base lock.
+ * A hurry places @p under p->pi_lock after dropping defer_wakeup_cpu::lock,
+ * as a wake-up does, so it may run under whatever locks a
+ * try_to_wake_up() may (futex hash bucket, rt_mutex wait_lock, ...).
  * A parked task is only ever placed by whoever took it off its list under
  * the list's lock (a drain, or __defer_wakeup_hurry(), which p->defer_wakeup_cpu
  * tells where to look); nothing else can wake it, as TASK_WAKING matches
@@ -155,6 +159,28 @@ static bool defer_wakeup_can_place(int cpu)
 	return true;
 }
 
+#ifdef CONFIG_RT_MUTEXES
+static bool defer_wakeup_has_pi_waiters(struct task_struct *p)
+{
+	return !RB_EMPTY_ROOT(&p->pi_waiters.rb_root);
+}
+
+static bool defer_wakeup_pi_blocked(struct task_struct *p)
+{
+	return p->pi_blocked_on;
+}
+#else
+static bool defer_wakeup_has_pi_waiters(struct task_struct *p)
+{
+	return false;
+}
+
+static bool defer_wakeup_pi_blocked(struct task_struct *p)
+{
+	return false;
+}
+#endif
+
 /*
  * Must the wake-up of @p, with @wake_flags, not be deferred? Under
  * p->pi_lock, @p off its CPU. Not if:
@@ -173,10 +199,8 @@ static bool defer_wakeup_excluded(struct task_struct *p, int wake_flags)
 {
 	if ((wake_flags & (WF_HANDOFF | WF_CURRENT_CPU)) || p->in_iowait)
 		return true;
-#ifdef CONFIG_RT_MUTEXES
-	if (p->pi_blocked_on || !RB_EMPTY_ROOT(&p->pi_waiters.rb_root))
+	if (defer_wakeup_pi_blocked(p) || defer_wakeup_has_pi_waiters(p))
 		return true;
-#endif
 #ifdef CONFIG_PSI
 	if (p->in_memstall)
 		return true;
@@ -258,28 +282,17 @@ bool __defer_wakeup_park(struct task_struct *p, int cpu, int wake_flags)
 	return true;
 }
 
-#ifdef CONFIG_RT_MUTEXES
-static bool defer_wakeup_has_pi_waiters(struct task_struct *p)
-{
-	return !RB_EMPTY_ROOT(&p->pi_waiters.rb_root);
-}
-#else
-static bool defer_wakeup_has_pi_waiters(struct task_struct *p)
-{
-	return false;
-}
-#endif
-
 /*
  * Parked @p can wait no longer: it left the deferrable classes (made
  * real-time or deadline by sched_setscheduler() or by priority
- * inheritance), lost its tag, or owns an rt_mutex that others now wait
- * for (which would have kept it from being parked). Take it off its list
- * and place it here, at once, unless a drain has already taken it (that
- * drain places it within its batch). Under p->pi_lock, interrupts off, no
- * runqueue lock held.
+ * inheritance), lost its tag, owns an rt_mutex that others now wait for,
+ * or waits for one (a requeue-PI proxy waiter), or (@handoff) a lock was
+ * handed to it: what would have kept it from being parked. Take it off
+ * its list and place it here, at once, unless a drain has already taken
+ * it (that drain places it within its batch, with preemption off). Under
+ * p->pi_lock, interrupts off, no runqueue lock held.
  */
-void __defer_wakeup_hurry(struct task_struct *p)
+void __defer_wakeup_hurry(struct task_struct *p, bool handoff)
 {
 	struct defer_wakeup_cpu *dw;
 	u64 now, wait;
@@ -287,7 +300,8 @@ void __defer_wakeup_hurry(struct task_struct *p)
 
 	lockdep_assert_held(&p->pi_lock);
 
-	if (p->sched_defer_wakeup && defer_wakeup_class(p) && !defer_wakeup_has_pi_waiters(p))
+	if (!handoff && p->sched_defer_wakeup && defer_wakeup_class(p) &&
+	    !defer_wakeup_has_pi_waiters(p) && !defer_wakeup_pi_blocked(p))
 		return;
 	/* Set under the lock of the list that holds @p; -1 once a drain took it */
 	cpu = READ_ONCE(p->defer_wakeup_cpu);
@@ -311,6 +325,12 @@ void __defer_wakeup_hurry(struct task_struct *p)
 			hrtimer_try_to_cancel(&dw->timer);
 	}
 	ttwu_place_deferred(p, cpu, false);
+}
+
+/* For the rt_mutex code (sched/rt.h): under p->pi_lock, no runqueue lock */
+void sched_defer_wakeup_hurry(struct task_struct *p)
+{
+	defer_wakeup_hurry(p);
 }
 
 /* Does @cpu hold parked wake-ups? A hint, read without the lock. */
@@ -410,6 +430,12 @@ static bool defer_wakeup_place(int cpu, enum defer_wakeup_placer how, unsigned i
 	if (!defer_wakeup_pending(cpu))
 		return false;
 
+	/*
+	 * Taken tasks are placed by us alone (__defer_wakeup_hurry() leaves
+	 * them): no preemption until they are, wherever this runs (hotplug,
+	 * or softirqs in threads on PREEMPT_RT).
+	 */
+	guard(preempt)();
 	start = local_clock();
 	raw_spin_lock_irqsave(&dw->lock, flags);
 	while (nr < budget && !list_empty(&dw->parked)) {
