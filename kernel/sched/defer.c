@@ -315,7 +315,7 @@ void __defer_wakeup_hurry(struct task_struct *p, bool handoff)
 		list_del_init(&p->defer_wakeup_node);
 		p->defer_wakeup_cpu = -1;
 		dw->nr--;
-		dw->stats.nr_placed[DEFER_PLACED_TIMER]++;
+		dw->stats.nr_placed[DEFER_PLACED_HURRY]++;
 		now = local_clock();
 		/* local_clock() of another CPU may be slightly ahead */
 		wait = now > p->defer_wakeup_start ? now - p->defer_wakeup_start : 0;
@@ -565,7 +565,7 @@ static int sched_defer_wakeup_stats_show(struct seq_file *m, void *v)
 {
 	int cpu;
 
-	seq_puts(m, "# cpu parked placed_balance placed_idle placed_timer direct wait_ns_sum wait_ns_max batch_ns_max\n");
+	seq_puts(m, "# cpu parked placed_balance placed_idle placed_timer direct wait_ns_sum wait_ns_max batch_ns_max placed_hurry\n");
 	for_each_possible_cpu(cpu) {
 		struct defer_wakeup_cpu *dw = per_cpu_ptr(&defer_wakeup_cpus, cpu);
 		struct defer_wakeup_stats s;
@@ -575,11 +575,13 @@ static int sched_defer_wakeup_stats_show(struct seq_file *m, void *v)
 		s = dw->stats;
 		raw_spin_unlock_irqrestore(&dw->lock, flags);
 
-		seq_printf(m, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu\n", cpu,
+		/* placed_hurry last: the columns before it keep their places */
+		seq_printf(m, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu %llu\n", cpu,
 			   s.nr_parked, s.nr_placed[DEFER_PLACED_BALANCE],
 			   s.nr_placed[DEFER_PLACED_NEWIDLE],
 			   s.nr_placed[DEFER_PLACED_TIMER], s.nr_direct,
-			   s.wait_sum_ns, s.wait_max_ns, s.batch_max_ns);
+			   s.wait_sum_ns, s.wait_max_ns, s.batch_max_ns,
+			   s.nr_placed[DEFER_PLACED_HURRY]);
 	}
 	return 0;
 }

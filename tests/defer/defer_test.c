@@ -287,6 +287,7 @@ static pid_t spawn_hog(int cpu)
 struct cpu_stat {
 	unsigned long long parked, balance, idle, forced, direct, wait_sum, wait_max;
 	unsigned long long batch_max;	/* longest placement batch, ns */
+	unsigned long long hurry;	/* placed by a call it could not wait out */
 };
 
 struct snap {
@@ -301,7 +302,7 @@ struct snap {
 
 static unsigned long long placed(const struct cpu_stat *c)
 {
-	return c->balance + c->idle + c->forced;
+	return c->balance + c->idle + c->forced + c->hurry;
 }
 
 static int snap_take(struct snap *s)
@@ -325,9 +326,9 @@ static int snap_take(struct snap *s)
 		}
 		first = false;
 		memset(&c, 0, sizeof(c));
-		n = sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu%n %llu%n", &cpu,
+		n = sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu%n %llu%n %llu%n", &cpu,
 			   &c.parked, &c.balance, &c.idle, &c.forced, &c.direct,
-			   &c.wait_sum, &c.wait_max, &end, &c.batch_max, &end);
+			   &c.wait_sum, &c.wait_max, &end, &c.batch_max, &end, &c.hurry, &end);
 		if (n < 8 || (line[end] && line[end] != '\n') || cpu < 0 || cpu >= MAX_CPUS) {
 			s->bad++;
 			continue;
@@ -341,6 +342,7 @@ static int snap_take(struct snap *s)
 		s->sum.idle += c.idle;
 		s->sum.forced += c.forced;
 		s->sum.direct += c.direct;
+		s->sum.hurry += c.hurry;
 		s->sum.wait_sum += c.wait_sum;
 		if (c.wait_max > s->sum.wait_max)
 			s->sum.wait_max = c.wait_max;
@@ -680,8 +682,8 @@ TEST_F(defer, stats_format)
 	ASSERT_LT(0, n);
 	ASSERT_EQ(0, snap_take(&s)) TH_LOG("cannot read %s", STATS);
 	EXPECT_TRUE(s.header) TH_LOG("no '#' header line first");
-	EXPECT_EQ(0, s.bad) TH_LOG("lines neither the header nor 'cpuN' and 8 numbers");
-	EXPECT_EQ(8, s.fields) TH_LOG("no batch_ns_max column");
+	EXPECT_EQ(0, s.bad) TH_LOG("lines neither the header nor 'cpuN' and 7 to 9 numbers");
+	EXPECT_EQ(9, s.fields) TH_LOG("no batch_ns_max or placed_hurry column");
 	EXPECT_EQ(n, s.lines);
 	for (cpu = 0; cpu < MAX_CPUS; cpu++) {
 		EXPECT_EQ(possible[cpu], s.seen[cpu]) TH_LOG("cpu%d", cpu);
@@ -1616,8 +1618,12 @@ static int rtb_wait_seq(uint32_t *seq, uint32_t old)
 	return 0;
 }
 
-/* One round of @arm; the latency in @lat, whether W was parked in @parked */
-static int rtb_round(struct rtb *b, int arm, unsigned long long *lat, bool *parked)
+/*
+ * One round of @arm; the latency in @lat, whether W was parked in @parked
+ * and placed by the call that made it unable to wait in @hurried.
+ */
+static int rtb_round(struct rtb *b, int arm, unsigned long long *lat, bool *parked,
+		     bool *hurried)
 {
 	uint32_t ran = LOAD(b->ran_seq), r = LOAD(b->r_seq);
 	struct sched_attr untag = { .size = sizeof(untag) };
@@ -1681,6 +1687,7 @@ static int rtb_round(struct rtb *b, int arm, unsigned long long *lat, bool *park
 	if (snap_take(&s1))
 		return -EIO;
 	*parked = s1.sum.parked > s0.sum.parked;
+	*hurried = s1.sum.hurry > s0.sum.hurry;
 	if (arm == 6)
 		*lat = b->r_got - t;
 	else if (b->pi)
@@ -1703,7 +1710,7 @@ TEST_F_TIMEOUT(defer, rt_boost_while_parked, 240)
 	};
 	unsigned long long lat[RTB_ARMS][RTB_ROUNDS], med[RTB_ARMS], p90[RTB_ARMS];
 	unsigned long long limit, limit_pi;
-	int n[RTB_ARMS] = { 0 }, unparked[RTB_ARMS] = { 0 }, arm, i;
+	int n[RTB_ARMS] = { 0 }, unparked[RTB_ARMS] = { 0 }, hurries[RTB_ARMS] = { 0 }, arm, i;
 	struct rtb b = { 0 };
 	pthread_t w, r;
 	char buf[32];
@@ -1724,8 +1731,8 @@ TEST_F_TIMEOUT(defer, rt_boost_while_parked, 240)
 	for (i = 0; i < RTB_ROUNDS; i++) {
 		for (arm = 0; arm < RTB_ARMS; arm++) {
 			unsigned long long l;
-			bool parked;
-			int ret = rtb_round(&b, arm, &l, &parked);
+			bool parked, hurried;
+			int ret = rtb_round(&b, arm, &l, &parked, &hurried);
 
 			if (ret) {
 				TH_LOG("%s round %d: %s", what[arm], i, strerror(-ret));
@@ -1735,6 +1742,7 @@ TEST_F_TIMEOUT(defer, rt_boost_while_parked, 240)
 				unparked[arm]++;
 				continue;
 			}
+			hurries[arm] += hurried;
 			lat[arm][n[arm]++] = l;
 		}
 		if (arm < RTB_ARMS)
@@ -1757,15 +1765,23 @@ TEST_F_TIMEOUT(defer, rt_boost_while_parked, 240)
 		qsort(lat[arm], n[arm], sizeof(lat[arm][0]), cmp_ull);
 		med[arm] = lat[arm][n[arm] / 2];
 		p90[arm] = lat[arm][n[arm] * 9 / 10];
-		TH_LOG("%-12s %2d rounds (%d more not parked): median %.3f ms, p90 %.3f ms, max %.3f ms",
-		       what[arm], n[arm], unparked[arm], med[arm] / 1e6, p90[arm] / 1e6,
-		       lat[arm][n[arm] - 1] / 1e6);
+		TH_LOG("%-12s %2d rounds (%d more not parked), %2d placed by the call: median %.3f ms, p90 %.3f ms, max %.3f ms",
+		       what[arm], n[arm], unparked[arm], hurries[arm], med[arm] / 1e6,
+		       p90[arm] / 1e6, lat[arm][n[arm] - 1] / 1e6);
 	}
 	limit = 2 * p90[2] + MS;
 	limit_pi = 2 * p90[6] + MS;
 	ASSERT_LT(4 * (limit > limit_pi ? limit : limit_pi), 3 * med[0])
 		TH_LOG("a parked wait (median %.3f ms) too short to tell a boost that waits it out from one that does not (limits %.3f and %.3f ms)",
 		       med[0] / 1e6, limit / 1e6, limit_pi / 1e6);
+	/* the boosted were placed by the call itself, not a balance meanwhile */
+	for (arm = 1; arm < 6; arm++)
+		if (arm != 2)
+			EXPECT_LE(n[arm] / 2, hurries[arm])
+				TH_LOG("%s: %d of %d parked rounds placed by the call", what[arm],
+				       hurries[arm], n[arm]);
+	/* nothing else is placed that way */
+	EXPECT_EQ(0, hurries[0] + hurries[2] + hurries[6]);
 	EXPECT_LE(med[1], limit)
 		TH_LOG("a thread made SCHED_FIFO while parked waited for its placement");
 	EXPECT_LE(med[5], limit)
