@@ -15,8 +15,8 @@
  * those that may leave the task owning a lock (see defer_wakeup_excluded()).
  * A parked task made real-time or deadline meanwhile (sched_setscheduler(),
  * priority inheritance), untagged, waited for on an rt_mutex it owns, made
- * a requeue-PI waiter, or handed a lock, is taken off its list and placed
- * at once (__defer_wakeup_hurry()).
+ * a requeue-PI waiter, handed a lock, sent a fatal signal or frozen, is
+ * taken off its list and placed at once (__defer_wakeup_hurry()).
  *
  * Placement runs in batches of DEFER_WAKEUP_BATCH tasks, each scanning at
  * most DEFER_WAKEUP_SCAN CPUs: a batch is the longest that the placement
@@ -209,6 +209,18 @@ static bool defer_wakeup_excluded(struct task_struct *p, int wake_flags)
 }
 
 /*
+ * Does something wait for @p to act on a fatal signal (the OOM killer for
+ * its memory, an exit for its threads) or on the freezer (the PM freezer,
+ * cgroup v1 and v2)? Then it must not wait for its placement. A hint, read
+ * without the signal lock: set before the wake-up that tells @p.
+ */
+static bool defer_wakeup_must_act(struct task_struct *p)
+{
+	return __fatal_signal_pending(p) || freezing(p) ||
+	       (READ_ONCE(p->jobctl) & JOBCTL_TRAP_FREEZE);
+}
+
+/*
  * A synchronous wake-up (the waker sleeps next) onto the waker's CPU, where
  * the waker runs alone: that CPU is as good as idle, as wake_affine_idle()
  * judges it, and the wakee runs there once the waker sleeps.
@@ -250,7 +262,7 @@ bool __defer_wakeup_park(struct task_struct *p, int cpu, int wake_flags)
 		return false;
 
 	direct = available_idle_cpu(cpu) || defer_wakeup_sync_idle(cpu, wake_flags) ||
-		 !defer_wakeup_can_place(cpu) || __fatal_signal_pending(p) || freezing(p);
+		 !defer_wakeup_can_place(cpu) || defer_wakeup_must_act(p);
 
 	raw_spin_lock(&dw->lock);
 	/* sched_cpu_deactivate() waited for us (RCU) if it saw @cpu active */
@@ -286,8 +298,9 @@ bool __defer_wakeup_park(struct task_struct *p, int cpu, int wake_flags)
  * Parked @p can wait no longer: it left the deferrable classes (made
  * real-time or deadline by sched_setscheduler() or by priority
  * inheritance), lost its tag, owns an rt_mutex that others now wait for,
- * or waits for one (a requeue-PI proxy waiter), or (@handoff) a lock was
- * handed to it: what would have kept it from being parked. Take it off
+ * or waits for one (a requeue-PI proxy waiter), was sent a fatal signal or
+ * frozen, or (@handoff) a lock was handed to it: what would have kept it
+ * from being parked. Take it off
  * its list and place it here, at once, unless a drain has already taken
  * it (that drain places it within its batch, with preemption off). Under
  * p->pi_lock, interrupts off, no runqueue lock held.
@@ -301,7 +314,8 @@ void __defer_wakeup_hurry(struct task_struct *p, bool handoff)
 	lockdep_assert_held(&p->pi_lock);
 
 	if (!handoff && p->sched_defer_wakeup && defer_wakeup_class(p) &&
-	    !defer_wakeup_has_pi_waiters(p) && !defer_wakeup_pi_blocked(p))
+	    !defer_wakeup_has_pi_waiters(p) && !defer_wakeup_pi_blocked(p) &&
+	    !defer_wakeup_must_act(p))
 		return;
 	/* Set under the lock of the list that holds @p; -1 once a drain took it */
 	cpu = READ_ONCE(p->defer_wakeup_cpu);
