@@ -211,13 +211,17 @@ static bool defer_wakeup_excluded(struct task_struct *p, int wake_flags)
 /*
  * Does something wait for @p to act on a fatal signal (the OOM killer for
  * its memory, an exit for its threads) or on the freezer (the PM freezer,
- * cgroup v1 and v2)? Then it must not wait for its placement. A hint, read
- * without the signal lock: set before the wake-up that tells @p.
+ * cgroup v1 and v2)? Then it must not wait for its placement. Read without
+ * siglock, racing the sender's stores: the sender sets them before its
+ * wake-up, whose try_to_wake_up() takes p->pi_lock after any park in
+ * progress and reads them again (a stop signal or a ptrace trap is not
+ * looked at: nothing in the kernel waits for it, and the window bounds it).
  */
 static bool defer_wakeup_must_act(struct task_struct *p)
 {
-	return __fatal_signal_pending(p) || freezing(p) ||
-	       (READ_ONCE(p->jobctl) & JOBCTL_TRAP_FREEZE);
+	/* Racy by design: see above */
+	return data_race(__fatal_signal_pending(p) ||
+			 (p->jobctl & JOBCTL_TRAP_FREEZE)) || freezing(p);
 }
 
 /*
@@ -302,20 +306,23 @@ bool __defer_wakeup_park(struct task_struct *p, int cpu, int wake_flags)
  * frozen, or (@handoff) a lock was handed to it: what would have kept it
  * from being parked. Take it off
  * its list and place it here, at once, unless a drain has already taken
- * it (that drain places it within its batch, with preemption off). Under
+ * it (that drain places it within its batch, with preemption off); a
+ * dying or freezing task as its wake-up would have been placed, at that
+ * cost (a group exit hurries every parked thread under siglock). Under
  * p->pi_lock, interrupts off, no runqueue lock held.
  */
 void __defer_wakeup_hurry(struct task_struct *p, bool handoff)
 {
 	struct defer_wakeup_cpu *dw;
+	bool act;
 	u64 now, wait;
 	int cpu;
 
 	lockdep_assert_held(&p->pi_lock);
 
-	if (!handoff && p->sched_defer_wakeup && defer_wakeup_class(p) &&
-	    !defer_wakeup_has_pi_waiters(p) && !defer_wakeup_pi_blocked(p) &&
-	    !defer_wakeup_must_act(p))
+	act = defer_wakeup_must_act(p);
+	if (!handoff && !act && p->sched_defer_wakeup && defer_wakeup_class(p) &&
+	    !defer_wakeup_has_pi_waiters(p) && !defer_wakeup_pi_blocked(p))
 		return;
 	/* Set under the lock of the list that holds @p; -1 once a drain took it */
 	cpu = READ_ONCE(p->defer_wakeup_cpu);
@@ -338,7 +345,11 @@ void __defer_wakeup_hurry(struct task_struct *p, bool handoff)
 		if (list_empty(&dw->parked))
 			hrtimer_try_to_cancel(&dw->timer);
 	}
-	ttwu_place_deferred(p, cpu, false);
+	/* Dying or freezing: placed as a wake-up is, at a wake-up's cost */
+	if (act)
+		ttwu_place_parked_now(p);
+	else
+		ttwu_place_deferred(p, cpu, false);
 }
 
 /* For the rt_mutex code (sched/rt.h): under p->pi_lock, no runqueue lock */

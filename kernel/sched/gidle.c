@@ -547,6 +547,37 @@ void sched_gidle_fork(struct task_struct *p)
 }
 
 /*
+ * Would moving @p alone into SCHED_GIDLE leave a thread of its process with
+ * another policy, one that may wait on a user-space lock @p holds? Threads
+ * the kernel runs for the process (io_uring, vhost: PF_USER_WORKER) take
+ * no such locks, and dying ones (group exit, exec, SIGKILL) none any more.
+ * Not looked at: tasks that share @p's mm but not its thread group
+ * (clone(CLONE_VM) without CLONE_THREAD), and a thread that a sibling is
+ * creating (clone() copies the policy before the new thread is linked).
+ * A hint for sched_setscheduler(), taken without a lock, against a
+ * mistake; SCHED_FLAG_GIDLE_THREAD asks for the same result. It walks the
+ * thread group to the first thread of another policy, under RCU.
+ */
+bool gidle_splits_thread_group(struct task_struct *p)
+{
+	struct task_struct *t;
+
+	guard(rcu)();
+	if (READ_ONCE(p->signal->flags) & SIGNAL_GROUP_EXIT)
+		return false;
+	for_each_thread(p, t) {
+		if (t == p || (READ_ONCE(t->flags) & (PF_USER_WORKER | PF_EXITING)))
+			continue;
+		/* A hint (above): a racing SIGKILL is seen at worst next time */
+		if (data_race(__fatal_signal_pending(t)))
+			continue;
+		if (!gidle_policy(READ_ONCE(t->policy)))
+			return true;
+	}
+	return false;
+}
+
+/*
  * A stop signal sent to @p, not blocked, that would stop it: only the task
  * itself turns one into a group stop (JOBCTL_STOP_PENDING), so look at
  * what is pending. (It may still be discarded, in an orphaned process

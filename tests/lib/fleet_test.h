@@ -43,6 +43,9 @@
 #ifndef SCHED_FLAG_DEFER_WAKEUP
 #define SCHED_FLAG_DEFER_WAKEUP		0x80
 #endif
+#ifndef SCHED_FLAG_GIDLE_THREAD
+#define SCHED_FLAG_GIDLE_THREAD		0x100
+#endif
 
 /*
  * sched_setattr(2) and sched_getattr(2) of thread @pid (0: the caller),
