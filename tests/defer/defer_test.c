@@ -19,6 +19,7 @@
 #include <grp.h>
 #include <linux/filter.h>
 #include <linux/futex.h>
+#include <linux/io_uring.h>
 #include <linux/seccomp.h>
 #include <linux/types.h>
 #include <poll.h>
@@ -3241,6 +3242,168 @@ TEST_F_TIMEOUT(defer, parked_changes, 300)
 	park_cleanup(self);
 	kill_hogs(self);
 	munmap(pk, sizeof(*pk));
+}
+
+/*
+ * A task in an I/O wait is never parked: nr_iowait and PSI would stay
+ * charged to its old CPU while it waited for its placement. io_uring waits
+ * for completions interruptibly, with in_iowait set while the task has
+ * requests in flight: a tagged thread that waits in io_uring_enter() for
+ * a read of a pipe, woken by the write (the completion's task work), must
+ * not be parked. The control is the same thread waiting in a plain read()
+ * of the pipe, in the same run, with a hog on every CPU: most of its
+ * wake-ups are parked, so the case is one that would park.
+ */
+#define IOW_ROUNDS	40
+
+struct iow {
+	int fd[2];		/* the pipe */
+	int ring;		/* io_uring, or -1: plain read() */
+	uint32_t done;		/* rounds the thread has finished */
+	int stop, err;
+	pid_t tid;
+	char *sq, *cq;
+	struct io_uring_sqe *sqe;
+	struct io_uring_params p;
+};
+
+static int iow_ring(struct iow *w)
+{
+	memset(&w->p, 0, sizeof(w->p));
+	w->ring = syscall(__NR_io_uring_setup, 4, &w->p);
+	if (w->ring < 0)
+		return -errno;
+	w->sq = mmap(NULL, w->p.sq_off.array + w->p.sq_entries * sizeof(__u32),
+		     PROT_READ | PROT_WRITE, MAP_SHARED, w->ring, IORING_OFF_SQ_RING);
+	w->cq = mmap(NULL, w->p.cq_off.cqes + w->p.cq_entries * sizeof(struct io_uring_cqe),
+		     PROT_READ | PROT_WRITE, MAP_SHARED, w->ring, IORING_OFF_CQ_RING);
+	w->sqe = mmap(NULL, w->p.sq_entries * sizeof(*w->sqe), PROT_READ | PROT_WRITE,
+		      MAP_SHARED, w->ring, IORING_OFF_SQES);
+	if (w->sq == MAP_FAILED || w->cq == MAP_FAILED || w->sqe == MAP_FAILED)
+		return -ENOMEM;
+	return 0;
+}
+
+/* Read one byte of the pipe through the ring, waiting in io_uring_enter() */
+static int iow_ring_read(struct iow *w, char *c)
+{
+	unsigned int *tail = (unsigned int *)(w->sq + w->p.sq_off.tail);
+	unsigned int *array = (unsigned int *)(w->sq + w->p.sq_off.array);
+	unsigned int *chead = (unsigned int *)(w->cq + w->p.cq_off.head);
+	unsigned int *ctail = (unsigned int *)(w->cq + w->p.cq_off.tail);
+	struct io_uring_cqe *cqes = (struct io_uring_cqe *)(w->cq + w->p.cq_off.cqes);
+	unsigned int t = *tail, h;
+	int res;
+
+	memset(&w->sqe[0], 0, sizeof(w->sqe[0]));
+	w->sqe[0].opcode = IORING_OP_READ;
+	w->sqe[0].fd = w->fd[0];
+	w->sqe[0].addr = (unsigned long)c;
+	w->sqe[0].len = 1;
+	array[t & (w->p.sq_entries - 1)] = 0;
+	__atomic_store_n(tail, t + 1, __ATOMIC_RELEASE);
+	if (syscall(__NR_io_uring_enter, w->ring, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0) < 0)
+		return -errno;
+	h = *chead;
+	if (h == __atomic_load_n(ctail, __ATOMIC_ACQUIRE))
+		return -EAGAIN;
+	res = cqes[h & (w->p.cq_entries - 1)].res;
+	__atomic_store_n(chead, h + 1, __ATOMIC_RELEASE);
+	return res == 1 ? 0 : res < 0 ? res : -EIO;
+}
+
+static void *iow_fn(void *arg)
+{
+	struct iow *w = arg;
+	char c;
+	int ret;
+
+	/* tagged, fair: it inherited the waker's SCHED_FIFO */
+	if (set_attr(0, SCHED_OTHER, 0, 0, SCHED_FLAG_DEFER_WAKEUP)) {
+		STORE(w->err, errno ?: EINVAL);
+		return NULL;
+	}
+	STORE(w->tid, gettid());
+	while (!LOAD(w->stop)) {
+		if (w->ring >= 0)
+			ret = iow_ring_read(w, &c);
+		else
+			ret = read(w->fd[0], &c, 1) == 1 ? 0 : -EIO;
+		if (ret) {
+			STORE(w->err, -ret);
+			break;
+		}
+		ADD(w->done, 1);
+	}
+	return NULL;
+}
+
+/* IOW_ROUNDS wake-ups of the thread; how many were parked, or -errno */
+static long long iow_run(bool ring)
+{
+	struct iow w = { .ring = -1 };
+	static struct snap s0, s1;
+	long long ret = 0;
+	pthread_t th;
+	uint32_t d;
+	int i;
+
+	if (pipe(w.fd))
+		return -errno;
+	if (ring && (ret = iow_ring(&w)))
+		goto out;
+	if (pthread_create(&th, NULL, iow_fn, &w)) {
+		ret = -EAGAIN;
+		goto out;
+	}
+	while (!LOAD(w.tid) && !LOAD(w.err))
+		usleep(1000);
+	if (snap_take(&s0))
+		ret = -EIO;
+	for (i = 0; i < IOW_ROUNDS && !ret && !LOAD(w.err); i++) {
+		d = LOAD(w.done);
+		if (wait_asleep(getpid(), w.tid, 5000 * MS) || write(w.fd[1], "x", 1) != 1)
+			ret = -EIO;
+		while (!ret && LOAD(w.done) == d && !LOAD(w.err))
+			usleep(200);
+	}
+	if (!ret && snap_take(&s1))
+		ret = -EIO;
+	if (!ret)
+		ret = s1.sum.parked - s0.sum.parked;
+	if (LOAD(w.err))
+		ret = -LOAD(w.err);
+	STORE(w.stop, 1);
+	if (write(w.fd[1], "x", 1) != 1)
+		ret = -EIO;
+	pthread_join(th, NULL);
+out:
+	close(w.fd[0]);
+	close(w.fd[1]);
+	if (w.ring >= 0)
+		close(w.ring);
+	return ret;
+}
+
+TEST_F_TIMEOUT(defer, iowait_not_parked, 120)
+{
+	long long plain, iowait;
+
+	if (self->ncpus < 2)
+		SKIP(return, "needs 2 CPUs");
+	spawn_hogs(self);
+	/* the waker is not delayed by the hogs */
+	ASSERT_EQ(0, set_attr(0, SCHED_FIFO, 0, 2, 0));
+	plain = iow_run(false);
+	iowait = iow_run(true);
+	set_attr(0, SCHED_OTHER, 0, 0, 0);
+	kill_hogs(self);
+	ASSERT_LE(0, plain) TH_LOG("plain read(): %s", strerror(-plain));
+	ASSERT_LE(0, iowait) TH_LOG("io_uring: %s", strerror(-iowait));
+	TH_LOG("%d wake-ups each: %lld parked from read(), %lld from an io_uring wait with I/O in flight",
+	       IOW_ROUNDS, plain, iowait);
+	ASSERT_LE(IOW_ROUNDS / 2, plain) TH_LOG("the control's wake-ups were not parked");
+	EXPECT_EQ(0, iowait) TH_LOG("a task in an I/O wait was parked");
 }
 
 /*
