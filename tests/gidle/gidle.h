@@ -17,12 +17,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <linux/io_uring.h>
 #include <linux/userfaultfd.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -448,6 +450,23 @@ static inline pid_t spawn_companion(const char *kind, int policy, int cpu)
 		for (;;)
 			pause();
 	}
+}
+
+/* A thread that sleeps until @stop; its TID in @tid */
+struct sibling {
+	uint32_t stop;
+	pid_t tid;
+	int policy;		/* of a thread it creates, seen from there */
+};
+
+static inline void *sibling_fn(void *arg)
+{
+	struct sibling *s = arg;
+
+	__atomic_store_n(&s->tid, gettid(), __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE))
+		syscall(SYS_futex, &s->stop, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+	return NULL;
 }
 
 #endif

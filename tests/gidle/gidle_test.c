@@ -260,22 +260,6 @@ TEST(permissions)
  * pthread mutex say, stalls its fair siblings until its CPU has nothing
  * else to do. -EBUSY otherwise, and nothing changes.
  */
-struct sibling {
-	uint32_t stop;
-	pid_t tid;
-	int policy;		/* of a thread it creates, seen from there */
-};
-
-static void *sibling_fn(void *arg)
-{
-	struct sibling *s = arg;
-
-	__atomic_store_n(&s->tid, gettid(), __ATOMIC_RELEASE);
-	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE))
-		syscall(SYS_futex, &s->stop, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
-	return NULL;
-}
-
 static void *policy_fn(void *arg)
 {
 	((struct sibling *)arg)->policy = sched_getscheduler(0);
@@ -503,98 +487,6 @@ TEST(gidle_thread_with_mutex_stalls_siblings)
 	       alone / 1e6, beside_hog / 1e6);
 	EXPECT_LT(alone, 500 * MS);
 	EXPECT_LE(900 * MS, beside_hog);
-}
-
-/*
- * Run ./gidle (the tool, installed beside this test) with @argv; its exit
- * status, and what it wrote to stderr in @err.
- */
-static int run_gidle(char *const argv[], char *err, size_t size)
-{
-	int fds[2], st;
-	ssize_t n = 0, r;
-	pid_t pid;
-
-	if (pipe(fds))
-		return -1;
-	pid = fork();
-	if (!pid) {
-		int fd = open("/dev/null", O_WRONLY);
-
-		dup2(fd, 1);
-		dup2(fds[1], 2);
-		execv("./gidle", argv);
-		_exit(127);
-	}
-	close(fds[1]);
-	while (size > 1 && (r = read(fds[0], err + n, size - 1 - n)) > 0)
-		n += r;
-	if (size)
-		err[n] = 0;
-	close(fds[0]);
-	if (pid < 0 || waitpid(pid, &st, 0) != pid)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
-/* A child process of two threads, both asleep; the second's TID in @tid */
-static pid_t two_threads(pid_t *tid)
-{
-	struct sibling *s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE,
-				 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	pthread_t th;
-	pid_t pid;
-
-	if (s == MAP_FAILED)
-		return -1;
-	pid = fork();
-	if (!pid) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (pthread_create(&th, NULL, sibling_fn, s))
-			_exit(1);
-		for (;;)
-			pause();
-	}
-	while (pid > 0 && !__atomic_load_n(&s->tid, __ATOMIC_ACQUIRE))
-		usleep(1000);
-	*tid = s->tid;
-	munmap(s, sizeof(*s));
-	return pid;
-}
-
-/* tools/fleet/gidle: -p refuses a thread alone, -t moves it, -a them all */
-TEST(tool_moves_threads)
-{
-	char spid[16], stid[16], err[512];
-	pid_t pid, tid;
-
-	if (access("./gidle", X_OK))
-		SKIP(return, "./gidle (tools/fleet/gidle) is not installed beside the test");
-	pid = two_threads(&tid);
-	ASSERT_LT(0, pid);
-	snprintf(spid, sizeof(spid), "%d", pid);
-	snprintf(stid, sizeof(stid), "%d", tid);
-
-	/* refused (exit status 1), saying why */
-	EXPECT_EQ(1, run_gidle((char *const[]){ "gidle", "-p", stid, NULL }, err, sizeof(err)));
-	EXPECT_NE(NULL, strstr(err, "other classes")) TH_LOG("stderr: %s", err);
-	EXPECT_EQ(SCHED_OTHER, sched_getscheduler(tid));
-	EXPECT_EQ(0, run_gidle((char *const[]){ "gidle", "-t", "-p", stid, NULL }, err,
-			       sizeof(err))) TH_LOG("stderr: %s", err);
-	EXPECT_EQ(SCHED_GIDLE, sched_getscheduler(tid));
-	EXPECT_EQ(SCHED_OTHER, sched_getscheduler(pid));
-	EXPECT_EQ(0, set_policy(tid, SCHED_OTHER));
-	EXPECT_EQ(0, run_gidle((char *const[]){ "gidle", "-a", "-p", spid, NULL }, err,
-			       sizeof(err))) TH_LOG("stderr: %s", err);
-	EXPECT_EQ(SCHED_GIDLE, sched_getscheduler(tid));
-	EXPECT_EQ(SCHED_GIDLE, sched_getscheduler(pid));
-	/* misuse: argparse's exit status 2, nothing run */
-	EXPECT_EQ(2, run_gidle((char *const[]){ "gidle", "-a", "-t", "-p", spid, NULL }, err,
-			       sizeof(err)));
-	EXPECT_EQ(2, run_gidle((char *const[]){ "gidle", "-a", "true", NULL }, err,
-			       sizeof(err)));
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
 }
 
 /*
