@@ -1246,6 +1246,28 @@ static void hogs_signal(FIXTURE_DATA(defer) *self, int sig)
 		kill(self->hogs[i], sig);
 }
 
+/*
+ * Field @name ("gidle.spent", "gidle.nr_spent") of thread @tid of this
+ * process in /proc/.../sched, or -1 (not a GIDLE task)
+ */
+static long long gidle_field(pid_t tid, const char *name)
+{
+	char path[64], line[256], fmt[64];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/sched", tid);
+	snprintf(fmt, sizeof(fmt), " %s : %%lld", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, fmt, &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
 /* Median and p90 of BOOST_ROUNDS byte transits (ns); 0 or -errno */
 static int boost_rounds(struct __test_metadata *_metadata, FIXTURE_DATA(defer) *self,
 			int policy, bool tagged, unsigned long long *med,
@@ -1254,7 +1276,7 @@ static int boost_rounds(struct __test_metadata *_metadata, FIXTURE_DATA(defer) *
 {
 	unsigned long long lat[BOOST_ROUNDS], t0;
 	struct splicer sp = { .tagged = tagged, .policy = policy };
-	int a[2], b[2], i, ret = 0;
+	int a[2], b[2], i, excused, ret = 0;
 	struct snap s0, s1;
 	pthread_t th;
 	char c = 0;
@@ -1277,8 +1299,9 @@ static int boost_rounds(struct __test_metadata *_metadata, FIXTURE_DATA(defer) *
 	while (!LOAD(sp.tid))
 		usleep(1000);
 	snap_take(&s0);
-	for (i = 0; i < BOOST_ROUNDS && !ret; i++) {
+	for (i = 0, excused = 0; i < BOOST_ROUNDS && !ret;) {
 		struct pollfd pfd = { .fd = b[0], .events = POLLIN };
+		long long spent = gidle_field(sp.tid, "gidle.nr_spent");
 
 		hogs_signal(self, SIGSTOP);
 		ret = wait_asleep(getpid(), sp.tid, 5000 * MS);
@@ -1287,13 +1310,38 @@ static int boost_rounds(struct __test_metadata *_metadata, FIXTURE_DATA(defer) *
 			break;
 		usleep(20 * 1000);
 		t0 = now_ns();
-		if (write(a[1], &c, 1) != 1 || poll(&pfd, 1, BOOST_TIMEOUT_MS) != 1) {
+		if (write(a[1], &c, 1) != 1) {
+			ret = -EIO;
+			break;
+		}
+		if (poll(&pfd, 1, BOOST_TIMEOUT_MS) != 1) {
+			/*
+			 * Out of boost credit (sched-gidle.rst), which waits
+			 * behind the hogs by design: a vCPU of 16 in one TCG
+			 * thread is charged for the others' turns. That bound
+			 * is tested in tests/gidle. Let the byte through, wait
+			 * for the credit to come back (32 ms at 1/256 of the
+			 * time passing), and do the round again; twice at most.
+			 */
+			if ((gidle_field(sp.tid, "gidle.spent") > 0 ||
+			     gidle_field(sp.tid, "gidle.nr_spent") > spent) && excused < 2) {
+				TH_LOG("round %d: the splicer ran out of boost credit (gidle.nr_spent %lld -> %lld): again",
+				       i, spent, gidle_field(sp.tid, "gidle.nr_spent"));
+				excused++;
+				hogs_signal(self, SIGSTOP);
+				poll(&pfd, 1, BOOST_TIMEOUT_MS);
+				hogs_signal(self, SIGCONT);
+				if (read(b[0], &c, 1) != 1)
+					ret = -EIO;
+				sleep(9);
+				continue;
+			}
 			TH_LOG("round %d: the byte did not come through in %d ms", i,
 			       BOOST_TIMEOUT_MS);
 			ret = -ETIMEDOUT;
 			break;
 		}
-		lat[i] = now_ns() - t0;
+		lat[i++] = now_ns() - t0;
 		if (read(b[0], &c, 1) != 1)
 			ret = -EIO;
 	}

@@ -65,8 +65,13 @@ static pid_t two_threads(pid_t *tid)
 		for (;;)
 			pause();
 	}
-	while (pid > 0 && !__atomic_load_n(&s->tid, __ATOMIC_ACQUIRE))
+	while (pid > 0 && !__atomic_load_n(&s->tid, __ATOMIC_ACQUIRE)) {
+		if (waitpid(pid, NULL, WNOHANG) == pid) {
+			pid = -1;	/* no thread: it exited */
+			break;
+		}
 		usleep(1000);
+	}
 	*tid = s->tid;
 	munmap(s, sizeof(*s));
 	return pid;
@@ -75,6 +80,7 @@ static pid_t two_threads(pid_t *tid)
 /* tools/fleet/gidle: -p refuses a thread alone, -t moves it, -a them all */
 TEST(tool_moves_threads)
 {
+	struct sched_attr attr = { .size = sizeof(attr) };
 	char spid[16], stid[16], err[512];
 	pid_t pid, tid;
 
@@ -85,22 +91,34 @@ TEST(tool_moves_threads)
 	snprintf(spid, sizeof(spid), "%d", pid);
 	snprintf(stid, sizeof(stid), "%d", tid);
 
+	/* misuse: argparse's exit status 2, nothing moved */
+	EXPECT_EQ(2, run_gidle((char *const[]){ "gidle", "-a", "-t", "-p", spid, NULL }, err,
+			       sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "not both")) TH_LOG("stderr: %s", err);
+	EXPECT_EQ(SCHED_OTHER, sched_getscheduler(tid));
 	/* refused (exit status 1), saying why */
 	EXPECT_EQ(1, run_gidle((char *const[]){ "gidle", "-p", stid, NULL }, err, sizeof(err)));
 	EXPECT_NE(NULL, strstr(err, "other classes")) TH_LOG("stderr: %s", err);
 	EXPECT_EQ(SCHED_OTHER, sched_getscheduler(tid));
+	/* -t keeps nice and the deferred-wakeup tag */
+	attr.sched_policy = SCHED_OTHER;
+	attr.sched_nice = 3;
+	attr.sched_flags = SCHED_FLAG_DEFER_WAKEUP;
+	ASSERT_EQ(0, fleet_sched_setattr(tid, &attr));
 	EXPECT_EQ(0, run_gidle((char *const[]){ "gidle", "-t", "-p", stid, NULL }, err,
 			       sizeof(err))) TH_LOG("stderr: %s", err);
 	EXPECT_EQ(SCHED_GIDLE, sched_getscheduler(tid));
 	EXPECT_EQ(SCHED_OTHER, sched_getscheduler(pid));
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	ASSERT_EQ(0, fleet_sched_getattr(tid, &attr));
+	EXPECT_EQ(3, attr.sched_nice);
+	EXPECT_NE(0, attr.sched_flags & SCHED_FLAG_DEFER_WAKEUP);
 	EXPECT_EQ(0, set_policy(tid, SCHED_OTHER));
 	EXPECT_EQ(0, run_gidle((char *const[]){ "gidle", "-a", "-p", spid, NULL }, err,
 			       sizeof(err))) TH_LOG("stderr: %s", err);
 	EXPECT_EQ(SCHED_GIDLE, sched_getscheduler(tid));
 	EXPECT_EQ(SCHED_GIDLE, sched_getscheduler(pid));
-	/* misuse: argparse's exit status 2, nothing run */
-	EXPECT_EQ(2, run_gidle((char *const[]){ "gidle", "-a", "-t", "-p", spid, NULL }, err,
-			       sizeof(err)));
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 }
